@@ -1,0 +1,42 @@
+# srt developer tasks. `make help` lists them.
+UV ?= uv
+PYTEST_ARGS ?=
+
+.PHONY: help sync lint typecheck test test-fast test-e2e golden generate check-generated alone ci
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+sync: ## install the workspace and dev tools into .venv
+	$(UV) sync --all-packages --frozen
+
+lint: ## ruff check + format check
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+
+typecheck: ## mypy --strict over every package
+	$(UV) run --frozen mypy packages/*/src
+
+test: sync ## every test tier this machine can run (the README's test command)
+	$(UV) run --frozen pytest $(PYTEST_ARGS)
+
+test-fast: ## unit, golden and property tests only (seconds)
+	$(UV) run --frozen pytest -m "not slow and not e2e" $(PYTEST_ARGS)
+
+test-e2e: ## the end-to-end tier only
+	$(UV) run --frozen pytest -m e2e $(PYTEST_ARGS)
+
+golden: ## refresh golden files (review the diff before committing)
+	$(UV) run --frozen pytest --update-golden $(PYTEST_ARGS)
+
+generate: ## regenerate the msgspec structs from the JSON Schemas
+	$(UV) run --frozen python packages/srt-schema/scripts/generate_structs.py
+
+check-generated: ## fail if the committed structs differ from the schema
+	$(UV) run --frozen python packages/srt-schema/scripts/generate_structs.py --check
+
+alone: ## install srt-schema and srt-telemetry alone in fresh venvs and run their tests
+	bash .ci/test-alone.sh
+
+ci: ## what CI runs
+	bash .ci/run
