@@ -1,0 +1,233 @@
+"""The JobPlan: every process a job will ever start, as plain data.
+
+This module is the contract between the planner (which builds a JobPlan as a pure function of the
+recipe, the cluster config and the allocation) and the runtime (which executes it through a
+launcher and invents nothing that is not here). It serialises to ``plan.json`` with msgspec.
+
+Paths: ``log_file`` and ``GeneratedFile.path`` are relative to the job's log directory
+(``<output>/<job_id>/logs``) unless absolute; the runtime resolves them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "AllocationRequest",
+    "ContainerSpec",
+    "GeneratedFile",
+    "HealthGate",
+    "HetComponent",
+    "HttpProbe",
+    "JobPlan",
+    "LogProbe",
+    "Mount",
+    "NodeRoles",
+    "ProcessKind",
+    "ProcessSpec",
+    "Readiness",
+    "RestartSpec",
+    "StartPhase",
+    "TcpProbe",
+]
+
+
+class _Struct(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Base of every plan struct."""
+
+
+ProcessKind = Literal["service", "worker", "frontend", "proxy", "telemetry", "benchmark"]
+
+#: The order the supervisor starts things in (ARCHITECTURE.md §4).
+StartPhase = Literal[
+    "host_setup",
+    "infra",
+    "before_workers",
+    "workers",
+    "frontends",
+    "after_frontend",
+    "telemetry",
+    "benchmark",
+    "post_eval",
+]
+
+
+class TcpProbe(_Struct, frozen=True, kw_only=True, tag="tcp"):
+    """Ready when ``host:port`` accepts a TCP connection."""
+
+    host: str
+    port: int
+    timeout_seconds: float
+    interval_seconds: float
+
+
+class HttpProbe(_Struct, frozen=True, kw_only=True, tag="http"):
+    """Ready when ``GET http://host:port/path`` answers ``status``."""
+
+    host: str
+    port: int
+    path: str = "/health"
+    status: int = 200
+    timeout_seconds: float
+    interval_seconds: float
+
+
+class LogProbe(_Struct, frozen=True, kw_only=True, tag="log"):
+    """Ready when the process's log matches the regular expression ``pattern``."""
+
+    pattern: str
+    timeout_seconds: float
+    interval_seconds: float
+
+
+Readiness = TcpProbe | HttpProbe | LogProbe
+
+
+class RestartSpec(_Struct, frozen=True, kw_only=True):
+    """Restart policy of one process (roles.<r>.restart, resolved)."""
+
+    policy: Literal["never", "on-failure", "always"] = "never"
+    max_restarts: int = 3
+    backoff_seconds: float = 10.0
+    max_backoff_seconds: float = 300.0
+
+
+class Mount(_Struct, frozen=True, kw_only=True):
+    """One container mount; ``source`` says where it came from (dry-run shows it)."""
+
+    host: str
+    container: str
+    readonly: bool = False
+    source: Literal["built-in", "cluster", "recipe"]
+
+
+class ContainerSpec(_Struct, frozen=True, kw_only=True):
+    """The container a step runs in (container runtime ``pyxis`` only)."""
+
+    image: str
+    mounts: tuple[Mount, ...] = ()
+    remap_root: bool = False
+
+
+class ProcessSpec(_Struct, frozen=True, kw_only=True):
+    """One launch: an srun step on the Slurm launcher, a subprocess on the local launcher."""
+
+    #: Unique within the plan; also the srun step name (``prefill_0_node-01``, ``service_etcd``).
+    name: str
+    kind: ProcessKind
+    #: Worker role (``prefill``/``decode``/``agg``), service name, frontend family...
+    role: str
+    #: Index of the worker / instance within its role.
+    index: int = 0
+    #: Nodes the step spans (first = leader); one entry except for MPI endpoints.
+    nodes: tuple[str, ...]
+    #: GPU indices used on each node (same on every node of the step).
+    gpus: tuple[int, ...] = ()
+    #: Named ports the process binds (``http``, ``sys``, ``bootstrap``, ``nccl``...).
+    ports: dict[str, int] = {}
+    #: The complete environment the program gets on top of the launcher's, precedence applied.
+    env: dict[str, str] = {}
+    #: The program and its arguments (what runs inside the container or on the host).
+    argv: tuple[str, ...]
+    #: The full srun command the Slurm launcher runs (empty for the local launcher).
+    srun_argv: tuple[str, ...] = ()
+    container: ContainerSpec | None = None
+    #: Log file, relative to the job's log directory.
+    log_file: str
+    phase: StartPhase
+    #: Position within the phase (lower starts first; equal values may start together).
+    order: int = 0
+    readiness: Readiness | None = None
+    #: A critical process exiting (non-zero) or printing a fatal marker aborts the job.
+    critical: bool = True
+    restart: RestartSpec = msgspec.field(default_factory=RestartSpec)
+    #: Regular expressions that mean the process is dead even though it still runs.
+    fatal_log_patterns: tuple[str, ...] = ()
+    #: The job ends when every terminal process has exited (services with ``terminal: true``).
+    terminal: bool = False
+    #: Seconds to wait after SIGTERM before escalating, during cleanup.
+    stop_grace_seconds: float = 10.0
+    #: Cleanup tier: 0 stops first (benchmark, frontends, workers), 2 last (etcd, NATS).
+    stop_tier: int = 0
+    #: Why an implied service exists (``frontend.type dynamo``), for dry-run.
+    implied_by: str | None = None
+    het_group: int | None = None
+
+
+class GeneratedFile(_Struct, frozen=True, kw_only=True):
+    """A file the plan needs written before launch (nginx.conf, engine YAML, bench config...)."""
+
+    path: str
+    content: str
+    mode: int = 0o644
+
+
+class NodeRoles(_Struct, frozen=True, kw_only=True):
+    """Which node plays which part (planner-and-runtime.md §1.1, §1.4)."""
+
+    head: str
+    infra: str
+    bench: str
+    workers: tuple[str, ...] = ()
+    pools: dict[str, tuple[str, ...]] = {}
+
+
+class HealthGate(_Struct, frozen=True, kw_only=True):
+    """How the supervisor decides the deployment is ready (planner-and-runtime.md §5.4)."""
+
+    family: Literal["dynamo", "router", "direct", "trtllm_serve", "none"]
+    url: str
+    expected_prefill: int = 0
+    expected_decode: int = 0
+    #: Total deadline = max_attempts x interval_seconds.
+    max_attempts: int = 180
+    interval_seconds: float = 10.0
+
+
+class HetComponent(_Struct, frozen=True, kw_only=True):
+    """One component of a heterogeneous job (``#SBATCH hetjob``)."""
+
+    nodes: int
+    segment: int
+
+
+class AllocationRequest(_Struct, frozen=True, kw_only=True):
+    """What the job asks Slurm for (plan_allocation), rendered into ``#SBATCH`` lines."""
+
+    job_name: str
+    nodes: int
+    ntasks: int
+    ntasks_per_node: int
+    gpus_per_node: int | None
+    segment: int | None
+    exclusive: bool
+    account: str
+    partition: str
+    time_limit: str
+    #: Merged directives (cluster defaults under the recipe's), sorted by key.
+    directives: dict[str, str] = {}
+    het: tuple[HetComponent, ...] = ()
+
+
+class JobPlan(_Struct, frozen=True, kw_only=True):
+    """Everything the runtime needs to run one job."""
+
+    plan_version: int = 1
+    job_id: str
+    job_name: str
+    #: The allocation's nodes in Slurm order.
+    nodes: tuple[str, ...]
+    node_roles: NodeRoles
+    container_runtime: Literal["pyxis", "none"]
+    launcher: Literal["slurm", "local"]
+    processes: tuple[ProcessSpec, ...]
+    files: tuple[GeneratedFile, ...] = ()
+    health: HealthGate
+    #: The URL the benchmark and the user talk to (nginx or the frontend or the direct server).
+    frontend_url: str
+    served_model_name: str
+    #: Path (relative to the log dir) of the srt-bench config file among ``files``, if any.
+    benchmark_config: str | None = None
+    serve_only: bool = False
