@@ -154,6 +154,12 @@ class ProcessSpec(_Struct, frozen=True, kw_only=True):
     #: Why an implied service exists (``frontend.type dynamo``), for dry-run.
     implied_by: str | None = None
     het_group: int | None = None
+    #: Run-to-completion step (host_setup, model staging, a setup task): the stage waits for it to
+    #: exit and a non-zero exit fails the stage unless ``critical`` is false (then it only warns).
+    #: Processes of the ``host_setup``, ``benchmark`` and ``post_eval`` phases are always waited.
+    oneshot: bool = False
+    #: Run-to-completion steps are killed after this many seconds (None = no limit).
+    timeout_seconds: float | None = None
 
 
 class GeneratedFile(_Struct, frozen=True, kw_only=True):
@@ -231,3 +237,6 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     #: Path (relative to the log dir) of the srt-bench config file among ``files``, if any.
     benchmark_config: str | None = None
     serve_only: bool = False
+    #: Host teardown steps (``host_setup.teardown``), run during cleanup only if host_setup ran;
+    #: their failures are logged and never change the exit code.
+    teardown: tuple[ProcessSpec, ...] = ()
