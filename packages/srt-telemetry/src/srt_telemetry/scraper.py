@@ -1,0 +1,235 @@
+"""The Tachometer-compatible scraper loop (`srt-telemetry scrape`).
+
+One thread per endpoint polls on a fixed schedule (`collect_interval_ms`), parses the body, turns
+it into rows and appends them to a shared `SegmentWriter`. The calling thread seals the buffer into
+`out-N.parquet` every `save_interval_secs` and compacts every `sync_interval_secs` (and once at
+shutdown) into `<local>/incomplete-N.parquet`, copied to `<storage>/final.parquet`.
+Errors of one endpoint are logged and counted; the loop goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import polars as pl
+
+from srt_telemetry.config import ScrapeConfig, ScrapeEndpoint
+from srt_telemetry.errors import ParseError, StorageError
+from srt_telemetry.promtext import parse_text
+from srt_telemetry.rows import build_frame, extra_columns, frame_schema
+from srt_telemetry.segments import (
+    SegmentWriter,
+    compact_segments,
+    copy_atomic,
+    list_segments,
+    segment_number,
+    superseded_segments,
+    write_parquet_atomic,
+)
+
+__all__ = ["ScrapeStats", "prepare_storage", "run_scraper", "storage_path"]
+
+log = logging.getLogger("srt_telemetry.scrape")
+
+
+@dataclass
+class ScrapeStats:
+    scrapes: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    rows_written: int = 0
+    segments_sealed: int = 0
+    final_rows: int = 0
+    final_path: str = ""
+    shutdown_seconds: float = 0.0
+
+
+def storage_path(storage: str) -> Path:
+    """`file:///x` or a plain path. Object storage (s3://) is not supported by this scraper."""
+    if storage.startswith("file://"):
+        return Path(storage.removeprefix("file://"))
+    if "://" in storage:
+        raise StorageError(
+            f"storage {storage!r}: only local paths and file:// URLs are supported; "
+            "write to the run's log dir and let the runtime upload it"
+        )
+    return Path(storage)
+
+
+def prepare_storage(config: ScrapeConfig) -> tuple[Path, Path]:
+    """Create the local dir and the storage leaf (which must not exist yet)."""
+    storage = storage_path(config.storage)
+    if storage.is_dir():
+        raise StorageError(
+            f"storage {storage}: already exists; the scraper creates the storage leaf itself "
+            "so one run never mixes with another; pass a fresh path"
+        )
+    local = Path(config.local_dir)
+    try:
+        storage.mkdir(parents=True)
+        local.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create {exc.filename}: {exc.strerror}") from exc
+    return storage, local
+
+
+class _Clock:
+    """Wall clock anchored once, advanced by the monotonic clock (timestamps never go back)."""
+
+    def __init__(self) -> None:
+        self.wall0_ns = time.time_ns()
+        self.mono0 = time.monotonic()
+
+    def now(self) -> tuple[int, float]:
+        elapsed = time.monotonic() - self.mono0
+        return self.wall0_ns + int(elapsed * 1e9), elapsed
+
+
+def _fetch(client: httpx.Client, url: str) -> str:
+    if url.startswith("file://"):
+        return Path(url.removeprefix("file://")).read_text()
+    resp = client.get(url)
+    resp.raise_for_status()
+    return resp.text
+
+
+class _EndpointLoop(threading.Thread):
+    def __init__(
+        self,
+        *,
+        ep: ScrapeEndpoint,
+        extras: tuple[str, ...],
+        writer: SegmentWriter,
+        lock: threading.Lock,
+        stop: threading.Event,
+        clock: _Clock,
+        stats: ScrapeStats,
+        timeout: float,
+    ) -> None:
+        super().__init__(name=f"scrape-{ep.name}", daemon=True)
+        self.ep, self.extras, self.writer, self.lock = ep, extras, writer, lock
+        self.stop, self.clock, self.stats, self.timeout = stop, clock, stats, timeout
+
+    def run(self) -> None:
+        ep = self.ep
+        interval = ep.collect_interval_ms / 1000.0
+        with httpx.Client(timeout=self.timeout, follow_redirects=False) as client:
+            start = time.monotonic()
+            k = 0
+            while not self.stop.is_set():
+                self.scrape_once(client)
+                k += 1
+                nxt = start + k * interval
+                now = time.monotonic()
+                if nxt < now:  # overran: skip the slots that already passed
+                    k += int((now - nxt) / interval) + 1
+                    nxt = start + k * interval
+                self.stop.wait(nxt - now if nxt > now else 0)
+
+    def scrape_once(self, client: httpx.Client) -> None:
+        ep = self.ep
+        ts0, t0 = self.clock.now()
+        try:
+            body = _fetch(client, ep.url)
+            ts1, t1 = self.clock.now()
+            frame = build_frame(
+                parse_text(body),
+                ep,
+                self.extras,
+                timestamp_ns=(ts0 + ts1) // 2,
+                time_since_start=(t0 + t1) / 2,
+            )
+        except (httpx.HTTPError, OSError, ParseError, ValueError) as exc:
+            self.stats.errors[ep.name] = self.stats.errors.get(ep.name, 0) + 1
+            log.warning("endpoint %s (%s): %s: %s", ep.name, ep.url, type(exc).__name__, exc)
+            return
+        with self.lock:
+            self.writer.append(frame)
+        self.stats.scrapes[ep.name] = self.stats.scrapes.get(ep.name, 0) + 1
+
+
+def _sync(local: Path, storage: Path) -> int:
+    """Merge the live segments into a new `incomplete-N`, publish it as `final.parquet`."""
+    live = list_segments(local)
+    if not live:
+        return 0
+    number = max(segment_number(p) for p in live)
+    merged = local / f"incomplete-{number}.parquet"
+    if live != [merged]:
+        compact_segments(live, merged)
+    rows = compact_rows(merged)
+    copy_atomic(merged, storage / "final.parquet")
+    for old in superseded_segments(local):
+        old.unlink(missing_ok=True)
+    return rows
+
+
+def compact_rows(path: Path) -> int:
+    return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+
+
+def run_scraper(config: ScrapeConfig, stop: threading.Event) -> ScrapeStats:
+    """Scrape until `stop` is set, then flush, compact and publish `final.parquet`."""
+    storage, local = prepare_storage(config)
+    extras = extra_columns(config.endpoints)
+    writer = SegmentWriter(local, extras, rows_per_parquet=config.rows_per_parquet)
+    lock = threading.Lock()
+    stats = ScrapeStats()
+    clock = _Clock()
+    loops = [
+        _EndpointLoop(
+            ep=ep,
+            extras=extras,
+            writer=writer,
+            lock=lock,
+            stop=stop,
+            clock=clock,
+            stats=stats,
+            timeout=config.request_timeout_seconds,
+        )
+        for ep in config.endpoints
+    ]
+    for loop in loops:
+        loop.start()
+    log.info("scraping %d endpoints into %s (local %s)", len(loops), storage, local)
+    next_save = time.monotonic() + config.save_interval_secs
+    sync_every = config.sync_interval_secs
+    next_sync = time.monotonic() + sync_every if sync_every > 0 else float("inf")
+    while not stop.is_set():
+        stop.wait(max(0.0, min(next_save, next_sync) - time.monotonic()))
+        now = time.monotonic()
+        if now >= next_save:
+            with lock:
+                writer.seal()
+            next_save = now + config.save_interval_secs
+        if now >= next_sync and not stop.is_set():
+            _sync(local, storage)
+            next_sync = time.monotonic() + sync_every
+    t_stop = time.monotonic()
+    for loop in loops:
+        loop.join(timeout=config.request_timeout_seconds + 1.0)
+    with lock:
+        writer.seal()
+    stats.final_rows = _sync(local, storage)
+    if not (storage / "final.parquet").exists():
+        empty = pl.DataFrame(schema=frame_schema(extras)).with_columns(
+            pl.col("metric_name").alias("metric_name_clean")
+        )
+        write_parquet_atomic(empty, storage / "final.parquet")
+    stats.final_path = str(storage / "final.parquet")
+    for p in list_segments(local):
+        p.unlink(missing_ok=True)
+    stats.rows_written = writer.rows_written
+    stats.segments_sealed = writer.segments_sealed
+    stats.shutdown_seconds = time.monotonic() - t_stop
+    if stats.shutdown_seconds > config.shutdown_grace_secs:
+        log.warning(
+            "shutdown took %.1f s, over shutdown_grace_secs=%.1f",
+            stats.shutdown_seconds,
+            config.shutdown_grace_secs,
+        )
+    return stats
