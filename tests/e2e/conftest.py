@@ -311,7 +311,7 @@ def slurm_cluster(request: pytest.FixtureRequest) -> Iterator[SlurmCluster]:
         report.skipped_reason = reason
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{REQUIRE_ENV}=1 but the e2e tier cannot run: {reason}", pytrace=False)
-        pytest.skip(f"e2e tier: {reason}")
+        pytest.skip(reason)
     instance, lock_fd = _claim_instance()
     try:
         with _sigterm_raises_keyboard_interrupt():
