@@ -25,6 +25,7 @@ __all__ = [
     "LogProbe",
     "Mount",
     "NodeRoles",
+    "ProfileSpec",
     "ProcessKind",
     "ProcessSpec",
     "Readiness",
@@ -111,6 +112,16 @@ class ContainerSpec(_Struct, frozen=True, kw_only=True):
     remap_root: bool = False
 
 
+class ProfileSpec(_Struct, frozen=True, kw_only=True):
+    """Profiling of one worker process (``profiling.type``), with its step window."""
+
+    type: Literal["nsys", "nsys-time", "torch"]
+    start_step: int | None = None
+    stop_step: int | None = None
+    #: Where the capture is written, as the program sees it.
+    output_dir: str
+
+
 class ProcessSpec(_Struct, frozen=True, kw_only=True):
     """One launch: an srun step on the Slurm launcher, a subprocess on the local launcher."""
 
@@ -154,6 +165,15 @@ class ProcessSpec(_Struct, frozen=True, kw_only=True):
     #: Why an implied service exists (``frontend.type dynamo``), for dry-run.
     implied_by: str | None = None
     het_group: int | None = None
+    #: Shell snippets run (joined with ``&&``) before ``exec argv``: setup script, Dynamo install,
+    #: per-node GPU masks of MPI endpoints. Already inside ``srun_argv``; a launcher that starts
+    #: ``argv`` directly must run them through ``bash -c`` first when non-empty.
+    preamble: tuple[str, ...] = ()
+    #: Variables removed from the inherited environment (after ``env`` is applied).
+    env_unset: tuple[str, ...] = ()
+    #: Per-node GPU indices when they differ between the nodes of one step (packed MPI endpoints).
+    node_gpus: dict[str, tuple[int, ...]] = {}
+    profile: ProfileSpec | None = None
     #: Run-to-completion step (host_setup, model staging, a setup task): the stage waits for it to
     #: exit and a non-zero exit fails the stage unless ``critical`` is false (then it only warns).
     #: Processes of the ``host_setup``, ``benchmark`` and ``post_eval`` phases are always waited.
