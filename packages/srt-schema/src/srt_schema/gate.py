@@ -1,0 +1,81 @@
+"""The schema-version gate: schema 2 loads; the v1 layout is refused with a pointer to migrate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srt_schema.errors import Issue
+
+__all__ = ["CURRENT_SCHEMA", "V1_ONLY_KEYS", "check_schema_version"]
+
+CURRENT_SCHEMA = 2
+
+#: Keys that exist only in the pre-2.0 layout (cli-and-config.md §3.3), as dotted paths.
+V1_ONLY_KEYS: tuple[str, ...] = (
+    "backend",
+    "infra",
+    *(f"resources.{r}_{k}" for r in ("prefill", "decode", "agg") for k in ("nodes", "workers")),
+    *(f"resources.{r}_critical" for r in ("prefill", "decode", "agg")),
+    *(f"resources.gpus_per_{r}" for r in ("prefill", "decode", "agg")),
+    "frontend.orchestrator_placement",
+    "frontend.dedicated_node",
+    "benchmark.client_placement",
+    "benchmark.client_dedicated_node",
+    "dynamo.version",
+    "dynamo.hash",
+    "dynamo.wheel",
+    "dynamo.cargo_patches",
+)
+
+
+def _migrate_hint(file: str) -> str:
+    return f"run `srtctl migrate -f {file} --in-place` to rewrite it"
+
+
+def _present(doc: dict[str, Any], dotted: str) -> bool:
+    node: Any = doc
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def check_schema_version(doc: dict[str, Any], *, file: str) -> list[Issue]:
+    """Issues that stop a document from loading as schema 2 (empty when it may proceed)."""
+    if "schema" not in doc:
+        return [
+            Issue(
+                file=file,
+                path="$",
+                message=(
+                    "recipe has no `schema:` key, which marks the pre-2.0 (v1) layout; schema 1 "
+                    f"recipes no longer load. Declare `schema: 2` or {_migrate_hint(file)}"
+                ),
+            )
+        ]
+    version = doc["schema"]
+    if isinstance(version, bool) or not isinstance(version, int) or version != CURRENT_SCHEMA:
+        return [
+            Issue(
+                file=file,
+                path="$.schema",
+                message=(
+                    f"schema {version!r} is not supported; this srtctl loads schema 2 only. "
+                    f"For an older recipe, {_migrate_hint(file)}"
+                ),
+            )
+        ]
+    found = [key for key in V1_ONLY_KEYS if _present(doc, key)]
+    if found:
+        return [
+            Issue(
+                file=file,
+                path="$." + found[0],
+                message=(
+                    f"recipe uses the pre-2.0 (v1) layout: {', '.join(found)}. These keys no "
+                    f"longer load; {_migrate_hint(file)}"
+                ),
+            )
+        ]
+    return []

@@ -1,0 +1,186 @@
+"""Structural validation of a raw document against the team's JSON Schema, collecting every issue.
+
+msgspec stops at the first error; users want all of a file's mistakes at once. This walks the
+schema (the subset it uses: ``type``, ``enum``, ``anyOf``, ``$ref``, ``properties``,
+``additionalProperties``, ``required``, ``items``) and reports each problem with its ``$.path``,
+the bad value and what is allowed. Only when it finds nothing is the value decoded with msgspec.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from srt_schema.errors import Issue
+
+__all__ = ["check_document", "describe_node", "join_path"]
+
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+    "array": "a list",
+    "object": "a mapping",
+}
+
+
+def join_path(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if key.replace("_", "a").replace("-", "a").isalnum():
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key)}]"
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _matches_type(kind: str, value: Any) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "null":
+        return value is None
+    if kind == "array":
+        return isinstance(value, list | tuple)
+    if kind == "object":
+        return isinstance(value, dict)
+    raise ValueError(f"unsupported schema type {kind!r}")
+
+
+class _Checker:
+    def __init__(self, schema: dict[str, Any], file: str) -> None:
+        self.defs: dict[str, Any] = schema.get("$defs", {})
+        self.file = file
+
+    def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in node:
+            node = self.defs[node["$ref"].rsplit("/", 1)[-1]]
+        return node
+
+    def describe(self, node: dict[str, Any]) -> str:
+        node = self.resolve(node)
+        if "anyOf" in node:
+            parts = [self.describe(o) for o in node["anyOf"]]
+            return " or ".join(dict.fromkeys(parts))
+        if "enum" in node:
+            return "one of " + ", ".join(_show(v) for v in node["enum"])
+        if node.get("type") == "object" and "properties" in node:
+            return "a mapping"
+        return _TYPE_NAMES.get(node.get("type", ""), "a value")
+
+    def issue(self, path: str, message: str) -> Issue:
+        return Issue(file=self.file, path=path, message=message)
+
+    def check(self, node: dict[str, Any], value: Any, path: str) -> Iterator[Issue]:
+        node = self.resolve(node)
+        if "anyOf" in node:
+            yield from self._any_of(node, value, path)
+            return
+        if "enum" in node:
+            if value not in node["enum"] or isinstance(value, bool) != any(
+                isinstance(v, bool) for v in node["enum"] if v == value
+            ):
+                yield self.issue(
+                    path, f"{_show(value)} is not allowed; expected {self.describe(node)}"
+                )
+            return
+        kind = node.get("type")
+        if kind is None:
+            return
+        if not _matches_type(kind, value):
+            yield self.issue(path, f"expected {self.describe(node)}, got {_show(value)}")
+            return
+        if kind == "object":
+            yield from self._object(node, value, path)
+        elif kind == "array" and "items" in node:
+            for i, item in enumerate(value):
+                yield from self.check(node["items"], item, join_path(path, i))
+
+    def _any_of(self, node: dict[str, Any], value: Any, path: str) -> Iterator[Issue]:
+        options = [self.resolve(o) for o in node["anyOf"]]
+        tagged = self._tagged_option(options, value)
+        if tagged is not None:
+            yield from self.check(tagged, value, path)
+            return
+        best: list[Issue] | None = None
+        for option in options:
+            found = list(self.check(option, value, path))
+            if not found:
+                return
+            # an option of the right shape explains the problem better than a type mismatch
+            if self._shape_matches(option, value) and (best is None or len(found) < len(best)):
+                best = found
+        if best is not None:
+            yield from best
+        else:
+            yield self.issue(path, f"expected {self.describe(node)}, got {_show(value)}")
+
+    def _tagged_option(self, options: list[dict[str, Any]], value: Any) -> dict[str, Any] | None:
+        """In a union tagged by ``type``, the option whose tag the value names."""
+        if not isinstance(value, dict) or "type" not in value:
+            return None
+        for option in options:
+            enum = option.get("properties", {}).get("type", {}).get("enum")
+            if enum is not None and len(enum) == 1 and enum[0] == value["type"]:
+                return option
+        return None
+
+    def _shape_matches(self, node: dict[str, Any], value: Any) -> bool:
+        kind = node.get("type")
+        if kind is None or "enum" in node:
+            return False
+        return _matches_type(kind, value) and kind in ("object", "array")
+
+    def _object(self, node: dict[str, Any], value: dict[Any, Any], path: str) -> Iterator[Issue]:
+        props: dict[str, Any] = node.get("properties", {})
+        extra = node.get("additionalProperties", True)
+        for key in node.get("required", []):
+            if key not in value:
+                yield self.issue(
+                    join_path(path, key),
+                    f"required key is missing; add `{key}:` ({self.describe(props[key])})",
+                )
+        for key, item in value.items():
+            if not isinstance(key, str):
+                yield self.issue(path, f"keys must be strings, got {_show(key)}")
+                continue
+            sub = join_path(path, key)
+            if key in props:
+                yield from self.check(props[key], item, sub)
+            elif extra is False:
+                yield self.issue(sub, _unknown_key_message(key, list(props)))
+            elif isinstance(extra, dict):
+                yield from self.check(extra, item, sub)
+
+
+def _unknown_key_message(key: str, allowed: list[str]) -> str:
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    hint = f"did you mean `{close[0]}`? " if close else ""
+    return f"unknown key `{key}`; {hint}allowed here: {', '.join(allowed)}"
+
+
+def describe_node(schema: dict[str, Any], node: dict[str, Any]) -> str:
+    return _Checker(schema, "").describe(node)
+
+
+def check_document(
+    schema: dict[str, Any], node: dict[str, Any], value: Any, *, file: str, path: str = "$"
+) -> list[Issue]:
+    """Every structural issue of ``value`` against ``node`` (a part of ``schema``)."""
+    return list(_Checker(schema, file).check(node, value, path))

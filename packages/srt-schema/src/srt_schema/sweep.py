@@ -1,0 +1,84 @@
+"""``sweep:`` grid expansion: one job per combination, ``{placeholder}`` substitution, job names.
+
+cli-and-config.md §3.5. A string that is exactly ``"{key}"`` becomes the value with its YAML type;
+any other string gets ``str(value)`` (lists comma-joined) in place of each known ``{key}``.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+import msgspec
+
+from srt_schema.errors import Issue, RecipeError
+
+__all__ = ["SweepPoint", "expand_sweep", "has_sweep"]
+
+
+class SweepPoint(msgspec.Struct, frozen=True, kw_only=True):
+    """One combination: its parameters (in sweep order) and the substituted document."""
+
+    params: dict[str, Any]
+    document: dict[str, Any]
+
+
+def has_sweep(doc: dict[str, Any]) -> bool:
+    return "sweep" in doc
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(_text(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _substitute(node: Any, params: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        return {k: _substitute(v, params) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_substitute(v, params) for v in node]
+    if isinstance(node, str):
+        for key, value in params.items():
+            if node == "{" + key + "}":
+                return copy.deepcopy(value)
+        out = node
+        for key, value in params.items():
+            out = out.replace("{" + key + "}", _text(value))
+        return out
+    return node
+
+
+def expand_sweep(doc: dict[str, Any], *, file: str) -> list[SweepPoint]:
+    """Every combination of the ``sweep`` block, in declaration order (Cartesian product)."""
+    sweep = doc.get("sweep")
+    issues: list[Issue] = []
+    if not isinstance(sweep, dict) or not sweep:
+        raise RecipeError.single(
+            file, "$.sweep", "must be a mapping of parameter name to a list of values"
+        )
+    for key, values in sweep.items():
+        if not isinstance(values, list) or not values:
+            issues.append(
+                Issue(
+                    file=file,
+                    path=f"$.sweep.{key}",
+                    message=f"must be a non-empty list of values, got {values!r}",
+                )
+            )
+    if issues:
+        raise RecipeError(issues)
+    body = {k: v for k, v in doc.items() if k != "sweep"}
+    name = body.get("name")
+    base_name = name if isinstance(name, str) else "unnamed"
+    points = []
+    keys = list(sweep)
+    for combo in itertools.product(*(sweep[k] for k in keys)):
+        params = dict(zip(keys, combo, strict=True))
+        job = _substitute(body, params)
+        job["name"] = base_name + "".join(f"_{k}{v}" for k, v in params.items())
+        points.append(SweepPoint(params=params, document=job))
+    return points

@@ -1,0 +1,103 @@
+"""Rules for ``dynamo`` (cli-and-config.md §3.11.4)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from srt_schema.errors import Issue
+from srt_schema.recipe import VLLMBackend
+from srt_schema.validate.context import Context
+
+__all__ = ["MOVING_REFS", "RULES", "SHA_PATTERN"]
+
+MOVING_REFS = ("main", "master", "HEAD")
+SHA_PATTERN = re.compile(r"^[0-9a-f]{4,40}$")
+
+
+def source(ctx: Context) -> Iterator[Issue]:
+    dynamo = ctx.recipe.dynamo
+    src = dynamo.source
+    if src is None:
+        return
+    path = "$.dynamo.source"
+    if dynamo.top_of_tree:
+        yield ctx.issue(
+            "$.dynamo.top_of_tree",
+            "dynamo.top_of_tree cannot be combined with dynamo.source; pin a commit in "
+            "source.rev or drop top_of_tree",
+        )
+    git = src.git is not None or src.rev is not None
+    kinds = [k for k, on in (("git", git), ("pypi", src.pypi), ("wheel", src.wheel)) if on]
+    if len(kinds) != 1:
+        got = ", ".join(kinds) if kinds else "none"
+        yield ctx.issue(
+            path,
+            f"dynamo.source needs exactly one of git (with rev), pypi, or wheel; got {got}",
+        )
+        return
+    if git:
+        if not src.rev:
+            yield ctx.issue(
+                f"{path}.rev", "a git source needs `rev:` (a tag, commit SHA or PR ref)"
+            )
+        elif src.rev in MOVING_REFS:
+            yield ctx.issue(
+                f"{path}.rev",
+                "dynamo.source.rev must be an immutable ref (commit SHA, tag, or "
+                f"refs/pull/<n>/head), not a moving branch name: '{src.rev}'",
+            )
+        if src.sha is not None and not SHA_PATTERN.match(src.sha):
+            yield ctx.issue(
+                f"{path}.sha", f"'{src.sha}' is not a commit SHA (4-40 lowercase hex digits)"
+            )
+    else:
+        for key, value in (("sha", src.sha), ("patches", src.patches)):
+            if value is not None:
+                yield ctx.issue(f"{path}.{key}", f"source.{key} only applies to a git source")
+        value = src.pypi if src.pypi is not None else src.wheel
+        if value is not None and not value.strip():
+            yield ctx.issue(f"{path}.{kinds[0]}", "must be a non-empty string")
+
+
+def sidecar_settings(ctx: Context) -> Iterator[Issue]:
+    dynamo = ctx.recipe.dynamo
+    if not 1 <= dynamo.sidecar_port <= 65535:
+        yield ctx.issue(
+            "$.dynamo.sidecar_port", f"must be a port in 1..65535; got {dynamo.sidecar_port}"
+        )
+    if dynamo.sidecar_startup_timeout < 1:
+        yield ctx.issue("$.dynamo.sidecar_startup_timeout", "must be at least 1 second")
+    if dynamo.sidecar_binary is not None and not dynamo.sidecar_binary.strip():
+        yield ctx.issue("$.dynamo.sidecar_binary", "must be a non-empty string")
+    if dynamo.sidecar_context_length is not None and dynamo.sidecar_context_length < 1:
+        yield ctx.issue("$.dynamo.sidecar_context_length", "must be at least 1")
+    engine = ctx.recipe.engine
+    if dynamo.sidecar and isinstance(engine, VLLMBackend) and engine.dp_launch_mode != "per_node":
+        yield ctx.issue(
+            "$.engine.dp_launch_mode", "the Dynamo sidecar mode with vLLM needs per_node"
+        )
+
+
+def failover(ctx: Context) -> Iterator[Issue]:
+    engine = ctx.recipe.engine
+    if not isinstance(engine, VLLMBackend) or engine.failover is None:
+        return
+    if ctx.recipe.frontend.type != "dynamo":
+        yield ctx.issue("$.engine.failover", "engine.failover needs frontend.type: dynamo")
+    if ctx.recipe.dynamo.sidecar:
+        yield ctx.issue("$.engine.failover", "engine.failover cannot run with Dynamo sidecars")
+    for name, role in ctx.recipe.roles.items():
+        if "data-parallel-size" in role.args or "data_parallel_size" in role.args:
+            yield ctx.issue(
+                f"$.roles.{name}.args", "engine.failover does not support data-parallel-size"
+            )
+        load_format = role.args.get("load-format", role.args.get("load_format"))
+        if load_format not in (None, "gms"):
+            yield ctx.issue(
+                f"$.roles.{name}.args",
+                f"engine.failover needs load-format gms or unset; got '{load_format}'",
+            )
+
+
+RULES = (source, sidecar_settings, failover)

@@ -1,0 +1,265 @@
+"""Rules for ``profiling``, ``observability``, ``telemetry`` and ``reporting``
+(cli-and-config.md §3.11.5-6)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from srt_schema.errors import Issue
+from srt_schema.recipe import ProfilingPhaseConfig, TelemetryExporterConfig
+from srt_schema.validate.context import Context
+
+__all__ = ["RULES", "safe_subdir_problem"]
+
+_PROFILERS = ("none", "nsys", "nsys-time", "torch")
+_MEASURED_WORKLOAD_TYPES = (
+    "sa-bench",
+    "sglang-bench",
+    "trace-replay",
+    "mooncake-router",
+    "custom",
+    "manual",
+)
+_DCGM_BENCHMARKS = ("sa-bench", "agentic", "agentx", "custom", "manual")
+
+
+def safe_subdir_problem(value: str) -> str | None:
+    """Why ``value`` is not a safe relative sub-directory, or None."""
+    if not value:
+        return "must not be empty"
+    if value.startswith(("/", "~")):
+        return "must be a relative path (no leading / or ~)"
+    parts = value.split("/")
+    if any(p in ("", "..") for p in parts):
+        return "must not contain '..' or empty parts"
+    return None
+
+
+def profiling(ctx: Context) -> Iterator[Issue]:
+    prof = ctx.recipe.profiling
+    if prof.type not in _PROFILERS:
+        yield ctx.issue(
+            "$.profiling.type",
+            f"'{prof.type}' is not a profiler; use one of {', '.join(_PROFILERS)}",
+        )
+        return
+    if prof.type == "none":
+        return
+    if prof.type == "torch" and "trtllm" in ctx.role_engine_types().values():
+        yield ctx.issue("$.profiling.type", "torch profiling is not supported with trtllm")
+    if prof.type in ("nsys", "nsys-time"):
+        if not prof.nsys_trace:
+            yield ctx.issue("$.profiling.nsys_trace", "must not be empty")
+        if not prof.capture_range_end:
+            yield ctx.issue("$.profiling.capture_range_end", "must not be empty")
+        if prof.nsys_library_paths is not None and any(not p for p in prof.nsys_library_paths):
+            yield ctx.issue("$.profiling.nsys_library_paths", "must not contain empty entries")
+    if prof.type == "nsys-time" and (prof.delay_secs is None or prof.duration_secs is None):
+        yield ctx.issue(
+            "$.profiling", "profiling.type nsys-time needs both delay_secs and duration_secs"
+        )
+    phases: dict[str, ProfilingPhaseConfig | None] = {
+        "prefill": prof.prefill,
+        "decode": prof.decode,
+        "aggregated": prof.aggregated,
+    }
+    needed: tuple[str, ...]
+    forbidden: tuple[str, ...]
+    if ctx.disaggregated:
+        needed, forbidden = ("prefill", "decode"), ("aggregated",)
+        workers = {"prefill": ctx.workers("prefill"), "decode": ctx.workers("decode")}
+    else:
+        needed, forbidden = ("aggregated",), ("prefill", "decode")
+        workers = {"aggregated": ctx.workers("agg")}
+    layout = "disaggregated" if ctx.disaggregated else "aggregated"
+    for phase in needed:
+        if phases[phase] is None:
+            yield ctx.issue(
+                f"$.profiling.{phase}", f"a {layout} recipe profiles with profiling.{phase}"
+            )
+        elif workers[phase] == 0:
+            yield ctx.issue(f"$.profiling.{phase}", f"profiling.{phase} needs {phase} workers")
+    for phase in forbidden:
+        if phases[phase] is not None:
+            yield ctx.issue(
+                f"$.profiling.{phase}", f"profiling.{phase} does not apply to a {layout} recipe"
+            )
+    for phase, config in phases.items():
+        if config is None or config.capture_scope != "selected" or phase not in workers:
+            continue
+        if not 0 <= config.worker_index < max(workers[phase], 1):
+            yield ctx.issue(
+                f"$.profiling.{phase}.worker_index",
+                f"worker_index {config.worker_index} is out of range; the phase has "
+                f"{workers[phase]} worker(s)",
+            )
+
+
+def _exporter(ctx: Context, path: str, exporter: TelemetryExporterConfig) -> Iterator[Issue]:
+    if not exporter.container_image and not exporter.binary:
+        yield ctx.issue(path, "an exporter needs a container_image or a binary")
+    if not 1 <= exporter.port <= 65535:
+        yield ctx.issue(f"{path}.port", f"must be a port in 1..65535; got {exporter.port}")
+
+
+def observability(ctx: Context) -> Iterator[Issue]:
+    obs = ctx.recipe.observability
+    nsys = obs.nsys
+    if nsys.capture_window not in ("measured_workload", "including_startup"):
+        yield ctx.issue(
+            "$.observability.nsys.capture_window",
+            "use measured_workload or including_startup",
+        )
+    if nsys.cpu_sampling not in ("system-wide", "process-tree", "none"):
+        yield ctx.issue(
+            "$.observability.nsys.cpu_sampling", "use system-wide, process-tree or none"
+        )
+    if nsys.report_timeout_secs <= 0:
+        yield ctx.issue("$.observability.nsys.report_timeout_secs", "must be greater than 0")
+    if nsys.nvtx_injection_path is not None and not nsys.nvtx_injection_path.startswith("/"):
+        yield ctx.issue("$.observability.nsys.nvtx_injection_path", "must be an absolute path")
+    if (
+        obs.enabled
+        and nsys.enabled
+        and nsys.capture_window == "measured_workload"
+        and ctx.recipe.benchmark.type not in _MEASURED_WORKLOAD_TYPES
+    ):
+        yield ctx.issue(
+            "$.observability.nsys.capture_window",
+            f"measured_workload capture needs a benchmark of type "
+            f"{', '.join(_MEASURED_WORKLOAD_TYPES)}; got '{ctx.recipe.benchmark.type}'",
+        )
+    tach = obs.tachometer
+    base = "$.observability.tachometer"
+    if tach.dcgm_exporter is not None and ctx.recipe.telemetry.dcgm_exporter is not None:
+        yield ctx.issue(
+            f"{base}.dcgm_exporter",
+            "telemetry brings its own DCGM exporter; drop observability.tachometer.dcgm_exporter",
+        )
+    if tach.storage_subdir == ctx.recipe.telemetry.storage_subdir:
+        yield ctx.issue(
+            f"{base}.storage_subdir",
+            "must differ from telemetry.storage_subdir; each writes its own files",
+        )
+    problem = safe_subdir_problem(tach.storage_subdir)
+    if problem:
+        yield ctx.issue(f"{base}.storage_subdir", problem)
+    for name, exporter in (
+        ("default_gpu_exporter", tach.default_gpu_exporter),
+        ("dcgm_exporter", tach.dcgm_exporter),
+        ("node_exporter", tach.node_exporter),
+        ("process_exporter", tach.process_exporter),
+    ):
+        if exporter is not None:
+            yield from _exporter(ctx, f"{base}.{name}", exporter)
+    if not tach.binary_path:
+        yield ctx.issue(f"{base}.binary_path", "must not be empty")
+    if tach.collect_interval_ms <= 0:
+        yield ctx.issue(f"{base}.collect_interval_ms", "must be greater than 0")
+    if tach.sync_interval_secs < 0:
+        yield ctx.issue(f"{base}.sync_interval_secs", "must be at least 0")
+    if tach.compaction_threads < 0:
+        yield ctx.issue(f"{base}.compaction_threads", "must be at least 0")
+
+
+def telemetry(ctx: Context) -> Iterator[Issue]:
+    tel = ctx.recipe.telemetry
+    cpu = tel.cpu_power
+    base = "$.telemetry"
+    if cpu.required and not cpu.enabled:
+        yield ctx.issue(
+            f"{base}.cpu_power.required",
+            "telemetry.cpu_power.required has no effect unless telemetry.cpu_power.enabled",
+        )
+    if cpu.source != "auto" and not cpu.enabled:
+        yield ctx.issue(
+            f"{base}.cpu_power.source",
+            "telemetry.cpu_power.source has no effect unless telemetry.cpu_power.enabled",
+        )
+    if not tel.enabled:
+        if cpu.enabled:
+            yield ctx.issue(
+                f"{base}.cpu_power.enabled",
+                "telemetry.cpu_power.enabled requires telemetry.enabled",
+            )
+        return
+    if tel.dcgm_exporter is None and tel.cpu_power_exporter is None and not cpu.enabled:
+        yield ctx.issue(
+            base,
+            "telemetry.enabled requires telemetry.dcgm_exporter, telemetry.cpu_power_exporter, "
+            "or telemetry.cpu_power.enabled; otherwise there is nothing to collect",
+        )
+    if tel.dcgm_exporter is not None:
+        yield from _exporter(ctx, f"{base}.dcgm_exporter", tel.dcgm_exporter)
+        if not 0 < tel.collect_interval_ms <= 3000:
+            yield ctx.issue(
+                f"{base}.collect_interval_ms",
+                f"must be in 1..3000 (the 3 s sample-gap limit); got {tel.collect_interval_ms}",
+            )
+        btype = ctx.recipe.benchmark.type
+        if btype not in _DCGM_BENCHMARKS:
+            yield ctx.issue(
+                f"{base}.enabled",
+                f"GPU power telemetry supports benchmark types {', '.join(_DCGM_BENCHMARKS)}; "
+                f"got '{btype}'",
+            )
+        if ctx.recipe.benchmark.placement.node != "head":
+            yield ctx.issue(
+                "$.benchmark.placement.node", "telemetry requires benchmark.placement.node: head"
+            )
+    if not (math.isfinite(tel.startup_timeout_seconds) and tel.startup_timeout_seconds > 0):
+        yield ctx.issue(f"{base}.startup_timeout_seconds", "must be a finite number above 0")
+    if not (math.isfinite(tel.request_timeout_seconds) and tel.request_timeout_seconds > 0):
+        yield ctx.issue(f"{base}.request_timeout_seconds", "must be a finite number above 0")
+    join = tel.collector_join_timeout_seconds
+    floor = 2 * (2 * tel.request_timeout_seconds + 1)
+    if join is not None and not join > floor:
+        yield ctx.issue(
+            f"{base}.collector_join_timeout_seconds",
+            f"must be greater than {floor:g} (2 x (2 x request_timeout_seconds + 1))",
+        )
+    for path, sub in ((f"{base}.storage_subdir", tel.storage_subdir),):
+        problem = safe_subdir_problem(sub)
+        if problem:
+            yield ctx.issue(path, problem)
+    if cpu.enabled:
+        if not 0 < cpu.sample_interval_seconds <= 3.0:
+            yield ctx.issue(f"{base}.cpu_power.sample_interval_seconds", "must be in (0, 3]")
+        if cpu.startup_timeout_seconds <= 0:
+            yield ctx.issue(f"{base}.cpu_power.startup_timeout_seconds", "must be above 0")
+        problem = safe_subdir_problem(cpu.storage_subdir)
+        if problem:
+            yield ctx.issue(f"{base}.cpu_power.storage_subdir", problem)
+        if cpu.storage_subdir == tel.storage_subdir:
+            yield ctx.issue(
+                f"{base}.cpu_power.storage_subdir",
+                "telemetry.cpu_power.storage_subdir must differ from telemetry.storage_subdir; "
+                "the two legs write their own samples and manifest",
+            )
+    exporter = tel.cpu_power_exporter
+    if exporter is not None:
+        if not 1 <= exporter.port <= 65535:
+            yield ctx.issue(f"{base}.cpu_power_exporter.port", "must be a port in 1..65535")
+        taken = {9401, 9101}
+        if tel.dcgm_exporter is not None:
+            taken.add(tel.dcgm_exporter.port)
+        if exporter.port in taken:
+            yield ctx.issue(
+                f"{base}.cpu_power_exporter.port",
+                f"port {exporter.port} is already used by a DCGM or node exporter",
+            )
+
+
+def reporting(ctx: Context) -> Iterator[Issue]:
+    rep = ctx.recipe.reporting
+    if rep is None or rep.status is None:
+        return
+    interval = rep.status.logging_stream_interval
+    if interval is not None and not (math.isfinite(interval) and interval > 0):
+        yield ctx.issue(
+            "$.reporting.status.logging-stream-interval", "must be a finite number above 0"
+        )
+
+
+RULES = (profiling, observability, telemetry, reporting)
