@@ -71,6 +71,63 @@ def _cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_power_collect(args: argparse.Namespace) -> int:
+    from srt_telemetry.config import PowerConfig, read_config
+    from srt_telemetry.power_collect import run_power_collector
+
+    config = read_config(Path(args.config), PowerConfig)
+    state = run_power_collector(config, _stop_on_signals())
+    print(
+        json.dumps(
+            {
+                "ready": state.ready,
+                "scrape_count": state.scrape_count,
+                "sample_row_count": state.sample_row_count,
+                "reason_codes": state.reason_codes,
+            },
+            sort_keys=True,
+        )
+    )
+    return 0
+
+
+def _cmd_power_wait_ready(args: argparse.Namespace) -> int:
+    from srt_telemetry.config import PowerConfig, read_config
+    from srt_telemetry.power_ready import wait_power_ready
+
+    config = read_config(Path(args.config), PowerConfig)
+    timeout = args.timeout if args.timeout is not None else config.startup_timeout_seconds + 5.0
+    ready, detail = wait_power_ready(Path(config.power_dir), timeout)
+    print(detail, file=sys.stdout if ready else sys.stderr)
+    return 0 if ready else 1
+
+
+def _cmd_power_finalize(args: argparse.Namespace) -> int:
+    from srt_telemetry.config import PowerConfig, read_config
+    from srt_telemetry.power_finalize import RuntimeFacts, finalize_power
+
+    config = read_config(Path(args.config), PowerConfig)
+    facts = RuntimeFacts(
+        benchmark_reap=args.benchmark_reap,
+        interrupted=args.interrupted,
+        exporter_exited=args.exporter_exited,
+    )
+    result = finalize_power(config, facts)
+    m = result.manifest
+    print(
+        json.dumps(
+            {
+                "status": m.status,
+                "publication_valid": m.publication_valid,
+                "reason_codes": m.reason_codes,
+                "exit_nonzero": result.exit_nonzero,
+            },
+            sort_keys=True,
+        )
+    )
+    return 1 if result.exit_nonzero else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="srt-telemetry",
@@ -85,6 +142,33 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scrape", help="scrape Prometheus endpoints into Parquet until SIGTERM")
     p.add_argument("--config", required=True, help="ScrapeConfig JSON file")
     p.set_defaults(func=_cmd_scrape)
+
+    power = sub.add_parser("power", help="DCGM GPU power over the benchmark windows")
+    psub = power.add_subparsers(dest="power_command", required=True, metavar="STEP")
+    p = psub.add_parser("collect", help="collect samples.csv until SIGTERM (then one last cycle)")
+    p.add_argument("--config", required=True, help="PowerConfig JSON file")
+    p.set_defaults(func=_cmd_power_collect)
+    p = psub.add_parser(
+        "wait-ready", help="block until one cycle saw every expected GPU (exit 0) or not (1)"
+    )
+    p.add_argument("--config", required=True, help="PowerConfig JSON file")
+    p.add_argument("--timeout", type=float, help="seconds (default startup_timeout_seconds + 5)")
+    p.set_defaults(func=_cmd_power_wait_ready)
+    p = psub.add_parser(
+        "finalize",
+        help="validate windows, write the terminal manifest and energy.json; exit 1 when the "
+        "capture failed operationally or `required` power is not publishable",
+    )
+    p.add_argument("--config", required=True, help="PowerConfig JSON file")
+    p.add_argument(
+        "--benchmark-reap",
+        choices=("clean", "forced", "timeout"),
+        default="clean",
+        help="how the benchmark client ended: reaped cleanly, force-killed, or not proven reaped",
+    )
+    p.add_argument("--interrupted", action="store_true", help="the run was cancelled/aborted")
+    p.add_argument("--exporter-exited", action="store_true", help="a DCGM exporter died")
+    p.set_defaults(func=_cmd_power_finalize)
 
     p = sub.add_parser("compact", help="merge a scraper local dir's sealed segments into one file")
     p.add_argument("input_dir", help="the scraper's local dir (out-N / incomplete-N segments)")
