@@ -1,0 +1,312 @@
+"""Every v1 recipe of the shared corpus migrates to a schema-2 recipe that passes the JSON Schema.
+
+The corpus lives outside the repository (env ``SRT_CORPUS``, default ``<repo>/../shared/corpus``).
+Files that migrate but still cannot load under schema 2 (they use something our schema does not
+have) are listed, with the reason, in ``data/migrate/expected_failures.yaml``; each entry is
+asserted, so the table shrinks only when the schema or the migration learns the feature.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import itertools
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from srt_schema.migrate import migrate_text
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = HERE.parent
+REPO = PACKAGE.parents[1]
+FAILURES_FILE = HERE / "data" / "migrate" / "expected_failures.yaml"
+
+
+def schema_file() -> Path:
+    for candidate in (
+        PACKAGE / "src" / "srt_schema" / "schemas" / "recipe.schema.json",
+        PACKAGE / "schema" / "recipe.schema.json",
+    ):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"recipe.schema.json not found under {PACKAGE}")
+
+
+def corpus_root() -> Path:
+    configured = os.environ.get("SRT_CORPUS")
+    root = Path(configured) if configured else REPO.parent / "shared" / "corpus"
+    return root.resolve()
+
+
+def v1_files() -> list[Path]:
+    root = corpus_root() / "v1"
+    return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml"))
+
+
+def corpus_id(path: Path) -> str:
+    return path.relative_to(corpus_root() / "v1").as_posix()
+
+
+# ------------------------------------------------------------------- expansion (§3.4, §3.5)
+
+
+def deep_merge(base: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
+    """dict + dict merges, lists and scalars replace, ``null`` deletes (spec §3.4)."""
+    merged = copy.deepcopy(base)
+    for key, value in variant.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _list_lengths(section: Any) -> list[int]:
+    if isinstance(section, dict):
+        return [n for value in section.values() for n in _list_lengths(value)]
+    if isinstance(section, list):
+        return [len(section)]
+    return []
+
+
+def _zip_slice(section: Any, index: int) -> Any:
+    if isinstance(section, dict):
+        return {key: _zip_slice(value, index) for key, value in section.items()}
+    if isinstance(section, list):
+        return section[0] if len(section) == 1 else section[index]
+    return section
+
+
+def expand_overrides(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Variant suffix -> resolved recipe, for a plain recipe ``{"": recipe}``."""
+    if "base" not in document:
+        return {"": document}
+    base = document["base"]
+    variants: dict[str, dict[str, Any]] = {"base": copy.deepcopy(base)}
+    for key in sorted(k for k in document if k.startswith("override_")):
+        variants[key.removeprefix("override_")] = deep_merge(base, document[key])
+    for key in sorted(k for k in document if k.startswith("zip_override_")):
+        section = document[key]
+        lengths = {n for n in _list_lengths(section) if n != 1}
+        assert len(lengths) <= 1, f"{key}: incompatible zip lengths {sorted(lengths)}"
+        count = lengths.pop() if lengths else 1
+        group = key.removeprefix("zip_override_")
+        for index in range(count):
+            variants[f"{group}_{index}"] = deep_merge(base, _zip_slice(section, index))
+    if "schema" in document:
+        for variant in variants.values():
+            variant.setdefault("schema", document["schema"])
+    return variants
+
+
+def _substitute(value: Any, point: dict[str, Any]) -> Any:
+    if isinstance(value, dict):
+        return {key: _substitute(item, point) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_substitute(item, point) for item in value]
+    if isinstance(value, str):
+        exact = re.fullmatch(r"\{(\w+)\}", value)
+        if exact and exact.group(1) in point:
+            return point[exact.group(1)]
+        for name, item in point.items():
+            text = ",".join(map(str, item)) if isinstance(item, list) else str(item)
+            value = value.replace("{" + name + "}", text)
+    return value
+
+
+def first_sweep_point(recipe: dict[str, Any]) -> dict[str, Any]:
+    """The recipe with its ``sweep`` replaced by the first grid point (spec §3.5)."""
+    sweep = recipe.get("sweep")
+    if not isinstance(sweep, dict):
+        return recipe
+    point = dict(zip(sweep, next(itertools.product(*sweep.values())), strict=True))
+    resolved = {key: value for key, value in recipe.items() if key != "sweep"}
+    return _substitute(resolved, point)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@functools.cache
+def schema_validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(schema_file().read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+@functools.cache
+def recipe_validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(schema_file().read_text())
+    return jsonschema.Draft202012Validator({"$ref": "#/$defs/Recipe", "$defs": schema["$defs"]})
+
+
+def json_path(error: jsonschema.ValidationError) -> str:
+    path = "$"
+    for part in error.absolute_path:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def schema_errors(text: str) -> list[str]:
+    """``<variant>: <$.path>: <message>`` for every JSON-Schema error of the migrated text."""
+    document = yaml.safe_load(text)
+    whole = first_sweep_point(document)
+    if isinstance(whole.get("base"), dict):
+        whole = {**whole, "base": first_sweep_point(whole["base"])}
+    found = [f"(file): {json_path(e)}: {e.message}" for e in schema_validator().iter_errors(whole)]
+    for suffix, variant in expand_overrides(document).items():
+        resolved = first_sweep_point(variant)
+        for error in recipe_validator().iter_errors(resolved):
+            found.append(f"{suffix or '(recipe)'}: {json_path(error)}: {error.message}")
+    return sorted(set(found))
+
+
+# Checks the JSON Schema cannot express but the schema-2 loader makes (spec §3.8, §3.11); they
+# are written from the spec, independently of the migration code.
+REGISTERED_BENCHMARKS = frozenset(
+    {"manual", "sa-bench", "sglang-bench", "gsm8k", "mmlu", "gpqa", "longbenchv2", "lm-eval",
+     "router", "mooncake-router", "trace-replay", "agentperf", "custom"}
+)  # fmt: skip
+FRONTENDS = frozenset(
+    {"dynamo", "sglang-router", "vllm-router", "atomesh", "tilert-router", "sglang", "vllm",
+     "trtllm_serve", "none"}
+)  # fmt: skip
+V1_ONLY_TOP = ("backend", "infra")
+V1_ONLY_NESTED = {
+    "resources": {
+        *(
+            f"{r}_{f}"
+            for r in ("prefill", "decode", "agg")
+            for f in ("nodes", "workers", "critical")
+        ),
+        *(f"gpus_per_{r}" for r in ("prefill", "decode", "agg")),
+    },
+    "frontend": {"orchestrator_placement", "dedicated_node"},
+    "benchmark": {"client_placement", "client_dedicated_node"},
+    "dynamo": {"version", "hash", "wheel", "cargo_patches"},
+}
+
+
+def v1_only_keys(section: dict[str, Any]) -> list[str]:
+    found = [key for key in V1_ONLY_TOP if key in section]
+    for block, keys in V1_ONLY_NESTED.items():
+        if isinstance(section.get(block), dict):
+            found += [f"{block}.{key}" for key in section[block] if key in keys]
+    return found
+
+
+def loader_errors(recipe: dict[str, Any]) -> list[str]:
+    errors: list[str] = []
+    bench = (recipe.get("benchmark") or {}).get("type", "manual")
+    if bench not in REGISTERED_BENCHMARKS:
+        errors.append(f"$.benchmark.type: Unknown benchmark.type {bench!r}")
+    frontend = (recipe.get("frontend") or {}).get("type", "dynamo")
+    if frontend not in FRONTENDS:
+        errors.append(f"$.frontend.type: Unknown frontend.type {frontend!r}")
+    engine = recipe.get("engine") or "sglang"
+    engine_type = engine.get("type", "sglang") if isinstance(engine, dict) else engine
+    roles = recipe.get("roles") or {}
+    for name, role in roles.items():
+        if name not in ("prefill", "decode", "agg"):
+            errors.append(f"$.roles.{name}: unknown role {name!r}")
+        if "extra_args" in role and engine_type != "trtllm":
+            errors.append(f"$.roles.{name}.extra_args is only supported by the trtllm engine")
+        if role.get("kv_events") is not None and engine_type not in ("sglang", "vllm"):
+            errors.append(f"$.roles.{name}.kv_events is not supported by the {engine_type} engine")
+        if role.get("nodes") == 0 or role.get("nodes") is True:
+            errors.append(f"$.roles.{name}.nodes: {role['nodes']!r} is not accepted")
+    if (roles.get("decode") or {}).get("nodes") == "colocate":
+        missing = [r for r in ("prefill", "decode") if (roles.get(r) or {}).get("gpus") is None]
+        if missing:
+            errors.append(f"$.roles.decode.nodes: colocate requires gpus (missing on {missing})")
+    if "agg" in roles and ("prefill" in roles or "decode" in roles):
+        errors.append("$.roles: agg cannot be combined with prefill/decode")
+    return errors
+
+
+def loader_problems(text: str) -> list[str]:
+    document = yaml.safe_load(text)
+    return [
+        f"{suffix or '(recipe)'}: {error}"
+        for suffix, variant in expand_overrides(document).items()
+        for error in loader_errors(first_sweep_point(variant))
+    ]
+
+
+def problems(text: str) -> dict[str, list[str]]:
+    """Every way the migrated text fails, by stage: the JSON Schema, the loader's own checks."""
+    return {"schema": schema_errors(text), "loader": loader_problems(text)}
+
+
+def expected_failures() -> dict[str, dict[str, str]]:
+    table = yaml.safe_load(FAILURES_FILE.read_text())
+    assert isinstance(table, dict)
+    return table
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+def test_corpus_has_every_v1_file_of_the_index() -> None:
+    index = (corpus_root() / "INDEX.md").read_text()
+    listed = {
+        f"{cells[2]}/{cells[3]}"
+        for line in index.splitlines()
+        if (cells := [c.strip() for c in line.split("|")]) and len(cells) > 4 and cells[1] == "v1"
+    }
+    assert listed == {corpus_id(path) for path in v1_files()}
+    assert len(listed) == 94
+
+
+def test_expected_failures_name_corpus_files_with_a_known_stage() -> None:
+    files = {corpus_id(path) for path in v1_files()}
+    for name, entry in expected_failures().items():
+        assert name in files, name
+        assert entry["stage"] in ("schema", "loader"), name
+        assert entry["match"] and entry["reason"], name
+
+
+@pytest.mark.parametrize("path", v1_files(), ids=corpus_id)
+def test_v1_corpus_file_migrates_to_a_valid_schema_2_recipe(path: Path) -> None:
+    text = path.read_text()
+    result = migrate_text(text, file=str(path))
+    assert result.changed
+    assert (result.from_version, result.to_version) == (1, 2)
+    assert "set schema: 2" in result.notes
+    document = yaml.safe_load(result.text)
+    assert next(iter(document)) == "schema"
+    assert document["schema"] == 2
+    for suffix, variant in expand_overrides(document).items():
+        assert v1_only_keys(variant) == [], suffix
+    entry = expected_failures().get(corpus_id(path))
+    found = problems(result.text)
+    if entry is None:
+        assert found == {"schema": [], "loader": []}
+        return
+    at = f": {entry['path']}: "
+    assert any(at in line and entry["match"] in line for line in found[entry["stage"]]), found
+
+
+@pytest.mark.parametrize("path", v1_files(), ids=corpus_id)
+def test_migrating_a_migrated_corpus_file_changes_nothing(path: Path) -> None:
+    once = migrate_text(path.read_text(), file=str(path))
+    twice = migrate_text(once.text, file=str(path))
+    assert twice.text == once.text
+    assert (twice.changed, twice.from_version, twice.notes) == (False, 2, ("already current",))
+
+
+if __name__ == "__main__":  # a quick report while developing: python tests/test_migrate_corpus.py
+    for path in v1_files():
+        result = migrate_text(path.read_text(), file=str(path))
+        errors = [line for lines in problems(result.text).values() for line in lines]
+        print(("OK  " if not errors else "FAIL") + " " + corpus_id(path))
+        for line in errors[:6]:
+            print("      " + line[:220])
