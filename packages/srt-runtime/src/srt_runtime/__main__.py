@@ -1,0 +1,81 @@
+"""``python -m srt_runtime run --job-dir DIR [--plan plan.json]``: run one job in place.
+
+This is what the sbatch script calls on the first node (and what ``srtctl apply`` calls for
+local runs). The only place in srt_runtime that prints and exits; exit codes: README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+from srt_runtime.clock import SystemClock
+from srt_runtime.errors import SupervisorError
+from srt_runtime.launch import Launcher, LocalLauncher
+from srt_runtime.plan_io import plan_from_job_dir, read_plan, write_plan
+from srt_runtime.run import run_job
+from srt_runtime.srun import SrunLauncher
+from srt_runtime.status import FileStatusSink
+from srt_runtime.supervisor import Supervisor
+
+_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m srt_runtime")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run one job (the in-allocation supervisor)")
+    run.add_argument("--job-dir", type=Path, required=True, help="<output>/<job_id>")
+    run.add_argument("--plan", type=Path, help="an already-planned JobPlan (plan.json)")
+    return parser
+
+
+def _logger(job_dir: Path, job_id: str, *, sweep_log: bool) -> logging.Logger:
+    logger = logging.getLogger("srt_runtime")
+    logger.setLevel(logging.INFO)
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stdout)]
+    if sweep_log:
+        # Under Slurm stdout already is logs/sweep_<job_id>.log (the batch --output).
+        handlers.append(logging.FileHandler(job_dir / "logs" / f"sweep_{job_id}.log"))
+    for handler in handlers:
+        handler.setFormatter(logging.Formatter(_FORMAT))
+        logger.addHandler(handler)
+    return logger
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    job_dir: Path = args.job_dir.resolve()
+    try:
+        plan = read_plan(args.plan) if args.plan else plan_from_job_dir(job_dir)
+    except SupervisorError as exc:
+        print(f"srt_runtime: {exc}", file=sys.stderr)
+        return 1
+    log_dir = job_dir / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    write_plan(plan, job_dir / "plan.json")
+    logger = _logger(job_dir, plan.job_id, sweep_log=plan.launcher == "local")
+    clock = SystemClock()
+    launcher: Launcher
+    if plan.launcher == "local":
+        launcher = LocalLauncher(log_dir, nodes=plan.nodes)
+    else:
+        launcher = SrunLauncher(log_dir, job_id=plan.job_id, nodes=plan.nodes)
+    sup = Supervisor(plan, launcher, log_dir=log_dir, clock=clock, logger=logger)
+
+    def _on_signal(signum: int, _frame: FrameType | None) -> None:
+        sup.request_stop(f"received {signal.Signals(signum).name}")
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    sink = FileStatusSink(job_dir, plan.job_id, clock)
+    # The diagnosis of a failed run is logged last, so it ends both stdout and the sweep log.
+    return run_job(plan, launcher, sink, job_dir=job_dir, clock=clock, supervisor=sup).exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

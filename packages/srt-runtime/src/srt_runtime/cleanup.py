@@ -1,0 +1,91 @@
+"""Stopping everything a run started, in tiers, and the host teardown.
+
+Tiers: ``stop_tier`` ascending, and within a tier by kind (benchmark, telemetry, frontends and
+proxies, workers, services). Each tier gets SIGTERM in reverse start order without waiting, then
+each process its ``stop_grace_seconds`` before the launcher's escalation; a tier is fully stopped
+before the next is signalled. Waits here are real time: processes exit in real time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import signal
+import time
+
+from srt_planner.plan import ProcessKind
+from srt_runtime.errors import SupervisorError
+from srt_runtime.supervisor import Proc, Supervisor
+
+__all__ = ["KIND_RANK", "run_teardown", "stop_all"]
+
+KIND_RANK: dict[ProcessKind, int] = {
+    "benchmark": 0,
+    "telemetry": 1,
+    "frontend": 2,
+    "proxy": 2,
+    "worker": 3,
+    "service": 4,
+}
+_KILL_WAIT = 10.0
+
+
+def _tier(proc: Proc) -> tuple[int, int]:
+    return proc.spec.stop_tier, KIND_RANK[proc.spec.kind]
+
+
+def stop_all(sup: Supervisor) -> None:
+    """Stop every running process of the run, tier by tier; never raises."""
+    sup.cleaning = True
+    running = sorted(sup.running(), key=lambda p: (_tier(p), p.seq))
+    for tier, members in itertools.groupby(running, key=_tier):
+        group = list(members)
+        sup.log.info("Stopping tier %s: %s", tier, ", ".join(p.spec.name for p in group))
+        signalled = time.monotonic()
+        for proc in reversed(group):
+            proc.stopping = True
+            proc.handle.signal(signal.SIGTERM)
+        for proc in group:
+            left = signalled + proc.spec.stop_grace_seconds - time.monotonic()
+            if not proc.done.wait(max(0.0, left)):
+                sup.log.warning(
+                    "%s on %s did not stop within %g s of SIGTERM; killing it",
+                    proc.spec.name,
+                    proc.node,
+                    proc.spec.stop_grace_seconds,
+                )
+                proc.handle.kill()
+                if not proc.done.wait(_KILL_WAIT):
+                    sup.log.error(
+                        "%s on %s survived SIGKILL (pid %d)",
+                        proc.spec.name,
+                        proc.node,
+                        proc.handle.pid,
+                    )
+    for proc in sup.procs:
+        proc.handle.release()
+
+
+def run_teardown(sup: Supervisor) -> None:
+    """Run the plan's host teardown steps in parallel; failures are logged, never raised."""
+    started = []
+    for spec in sup.plan.teardown:
+        try:
+            started.append((spec, sup.launcher.start(spec)))
+        except SupervisorError as exc:
+            sup.log.warning("host teardown %s could not start: %s", spec.name, exc)
+    for spec, handle in started:
+        code = handle.wait(spec.timeout_seconds)
+        if code is None:
+            handle.kill()
+            handle.wait(_KILL_WAIT)
+            sup.log.warning(
+                "host teardown %s on %s timed out after %g s",
+                spec.name,
+                spec.nodes[0],
+                spec.timeout_seconds or 0.0,
+            )
+        elif code != 0:
+            sup.log.warning(
+                "host teardown %s on %s exited with code %d", spec.name, spec.nodes[0], code
+            )
+        handle.release()

@@ -1,0 +1,139 @@
+"""The health gate: is the deployment ready to serve the benchmark?
+
+``HealthGate.url`` is the frontend's base URL (``http://host:port``); each family adds its paths:
+
+- ``dynamo``: ``GET /health``; count ``instances[]`` whose ``endpoint`` is ``generate`` by
+  ``component`` (``prefill`` -> prefill; ``decode``/``tensorrt_llm``/``backend`` -> decode).
+- ``router``: ``GET /workers``; ``stats.prefill_count`` and ``stats.decode_count +
+  stats.regular_count``.
+- ``direct``: ``GET /health`` answers 200, then ``GET /v1/models`` lists at least one model.
+- ``trtllm_serve``: ``GET /health`` answers 200.
+- ``none``: no gate.
+
+Polling starts at 0.25 s and doubles up to ``interval_seconds``; the deadline is
+``max_attempts x interval_seconds``. The parsers are pure.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, assert_never
+
+import httpx
+
+from srt_planner.plan import HealthGate
+from srt_runtime.errors import HealthGateError
+from srt_runtime.supervisor import Supervisor
+
+__all__ = ["Counts", "check_health", "parse_dynamo_health", "parse_router_workers", "wait_healthy"]
+
+_FIRST_DELAY = 0.25
+_REQUEST_TIMEOUT = 2.0
+_PROGRESS_EVERY = 60.0
+
+
+class Counts(NamedTuple):
+    prefill: int
+    decode: int
+
+
+def parse_dynamo_health(body: object) -> Counts | None:
+    """Worker counts from a Dynamo frontend's ``/health`` body (None: no ``instances``)."""
+    if not isinstance(body, dict) or not isinstance(body.get("instances"), list):
+        return None
+    prefill = decode = 0
+    for inst in body["instances"]:
+        if not isinstance(inst, dict) or inst.get("endpoint") != "generate":
+            continue
+        component = inst.get("component")
+        if component == "prefill":
+            prefill += 1
+        elif component in ("decode", "tensorrt_llm", "backend"):
+            decode += 1
+    return Counts(prefill, decode)
+
+
+def parse_router_workers(body: object) -> Counts | None:
+    """Worker counts from a router's ``/workers`` body (None: no ``stats``)."""
+    if not isinstance(body, dict) or not isinstance(body.get("stats"), dict):
+        return None
+    stats = body["stats"]
+
+    def _int(key: str) -> int:
+        value = stats.get(key, 0)
+        return value if isinstance(value, int) else 0
+
+    return Counts(_int("prefill_count"), _int("decode_count") + _int("regular_count"))
+
+
+def _get_json(client: httpx.Client, url: str) -> tuple[int, object]:
+    response = client.get(url, timeout=_REQUEST_TIMEOUT)
+    try:
+        return response.status_code, response.json()
+    except ValueError:
+        return response.status_code, None
+
+
+def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
+    """One attempt: (ready, what we saw)."""
+    base = gate.url.rstrip("/")
+    want = f"waiting for {gate.expected_prefill} prefills and {gate.expected_decode} decodes"
+    try:
+        match gate.family:
+            case "dynamo" | "router":
+                path = "/health" if gate.family == "dynamo" else "/workers"
+                status, body = _get_json(client, base + path)
+                parse = parse_dynamo_health if gate.family == "dynamo" else parse_router_workers
+                counts = parse(body) if status == 200 else None
+                if counts is None:
+                    return False, f"{base}{path} answered {status} without worker counts"
+                ready = (
+                    counts.prefill >= gate.expected_prefill
+                    and counts.decode >= gate.expected_decode
+                )
+                seen = f"Have {counts.prefill} prefills and {counts.decode} decodes."
+                return ready, f"Model is not ready, {want}. {seen}"
+            case "direct":
+                status, _ = _get_json(client, base + "/health")
+                if status != 200:
+                    return False, f"{base}/health answered {status}"
+                status, body = _get_json(client, base + "/v1/models")
+                data = body.get("data") if isinstance(body, dict) else None
+                ok = status == 200 and isinstance(data, list) and len(data) > 0
+                return ok, f"{base}/v1/models answered {status} with models {data!r}"
+            case "trtllm_serve":
+                status = client.get(base + "/health", timeout=_REQUEST_TIMEOUT).status_code
+                return status == 200, f"{base}/health answered {status}"
+            case "none":
+                return True, "no health gate"
+            case _:
+                assert_never(gate.family)
+    except httpx.HTTPError as exc:
+        return False, f"{base} not reachable ({type(exc).__name__})"
+
+
+def wait_healthy(sup: Supervisor, gate: HealthGate) -> float:
+    """Poll until ready; return the seconds it took. Raises HealthGateError at the deadline."""
+    if gate.family == "none":
+        return 0.0
+    start = sup.clock.monotonic()
+    deadline = start + gate.max_attempts * gate.interval_seconds
+    delay = _FIRST_DELAY
+    last_progress = start
+    with httpx.Client() as client:
+        while True:
+            ready, seen = check_health(gate, client)
+            now = sup.clock.monotonic()
+            if ready:
+                sup.log.info("Deployment healthy after %.2f s (%s)", now - start, gate.url)
+                return now - start
+            if now >= deadline:
+                raise HealthGateError(
+                    f"Server did not become healthy: {gate.family} gate at {gate.url} not ready "
+                    f"after {gate.max_attempts * gate.interval_seconds:g} s "
+                    f"({gate.max_attempts} x {gate.interval_seconds:g} s); last: {seen}"
+                )
+            if now - last_progress >= _PROGRESS_EVERY:
+                sup.log.info("%s", seen)
+                last_progress = now
+            sup.sleep(min(delay, max(0.0, deadline - now)))
+            delay = min(delay * 2, gate.interval_seconds)

@@ -1,0 +1,165 @@
+"""The Launcher protocol and the local launcher (plain subprocesses on this machine).
+
+A launcher starts one :class:`~srt_planner.plan.ProcessSpec` and hands back a :class:`Handle`.
+The supervisor never touches ``subprocess`` or signals directly; it goes through these.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+from srt_planner.plan import ProcessSpec
+from srt_runtime.errors import LaunchError
+
+__all__ = [
+    "Handle",
+    "Launcher",
+    "LocalHandle",
+    "LocalLauncher",
+    "build_local_argv",
+    "resolve_log_path",
+]
+
+
+class Handle(Protocol):
+    """A started process (a subprocess, or the ``srun`` client of a step)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None:
+        """The exit code if the process has exited (negative = killed by that signal)."""
+        ...
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait for the exit; the exit code, or None if ``timeout`` passed first."""
+        ...
+
+    def signal(self, sig: int) -> None:
+        """Deliver ``sig`` to the whole process (its process group or its Slurm step)."""
+        ...
+
+    def kill(self) -> None:
+        """Stop it for sure (the escalation after a graceful signal)."""
+        ...
+
+    def release(self) -> None:
+        """After the exit: make sure nothing the process started is left behind."""
+        ...
+
+
+class Launcher(Protocol):
+    """Starts processes of a JobPlan."""
+
+    def start(self, spec: ProcessSpec) -> Handle: ...
+
+    def nodes(self) -> tuple[str, ...]: ...
+
+
+def resolve_log_path(log_dir: Path, log_file: str) -> Path:
+    """Where a process's log goes: ``log_file`` is relative to the log directory unless absolute."""
+    path = Path(log_file)
+    return path if path.is_absolute() else log_dir / path
+
+
+def build_local_argv(argv: tuple[str, ...], python: str) -> list[str]:
+    """Container runtime ``none``: a leading ``python``/``python3`` runs with ``python``."""
+    if argv and argv[0] in ("python", "python3"):
+        return [python, *argv[1:]]
+    return list(argv)
+
+
+def _build_env(base: Mapping[str, str], spec_env: Mapping[str, str], python: str) -> dict[str, str]:
+    env = dict(base)
+    # Console scripts of the chosen interpreter's environment (dynamo, srt-bench...) come first.
+    bin_dir = str(Path(python).parent)
+    path = env.get("PATH", "")
+    env["PATH"] = bin_dir if not path else f"{bin_dir}{os.pathsep}{path}"
+    env.update(spec_env)
+    return env
+
+
+class LocalHandle:
+    """A subprocess in its own process group (signalled as a group)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    def poll(self) -> int | None:
+        # Only the waiting thread reaps; readers see the recorded code.
+        return self._popen.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        try:
+            return self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._popen.pid, sig)
+
+    def kill(self) -> None:
+        self.signal(signal.SIGKILL)
+
+    def release(self) -> None:
+        # The group id stays valid while any member lives, so this only reaches our orphans.
+        self.signal(signal.SIGKILL)
+
+
+class LocalLauncher:
+    """Runs every process of the plan as a subprocess of this machine.
+
+    Every node of the plan maps to this host; the plan keeps ports distinct. ``python`` is the
+    interpreter of container runtime ``none`` (default: the one running this code).
+    """
+
+    def __init__(
+        self,
+        log_dir: Path,
+        *,
+        nodes: tuple[str, ...] = ("localhost",),
+        python: str = sys.executable,
+        base_env: Mapping[str, str] | None = None,
+    ) -> None:
+        self._log_dir = log_dir
+        self._nodes = nodes
+        self._python = python
+        self._base_env = dict(os.environ if base_env is None else base_env)
+
+    def nodes(self) -> tuple[str, ...]:
+        return self._nodes
+
+    def start(self, spec: ProcessSpec) -> LocalHandle:
+        log_path = resolve_log_path(self._log_dir, spec.log_file)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        argv = build_local_argv(spec.argv, self._python)
+        env = _build_env(self._base_env, spec.env, self._python)
+        try:
+            with log_path.open("ab") as log:
+                popen = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=self._log_dir,
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            raise LaunchError(
+                f"cannot start process {spec.name!r} on {spec.nodes[0]}: {argv[0]!r}: "
+                f"{exc.strerror}; check the program exists in the environment of {self._python}"
+            ) from exc
+        return LocalHandle(popen)

@@ -1,0 +1,157 @@
+"""One whole run: stages in order, then cleanup on every path, then the final record.
+
+Order (ARCHITECTURE.md §4): host_setup -> infra -> before_workers (incl. model staging one-shots)
+-> workers -> frontends -> health gate -> after_frontend -> telemetry -> benchmark -> post_eval
+-> (serve-only / terminal services wait) -> cleanup -> host teardown -> diagnosis -> lock, status.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import msgspec
+
+from srt_planner.plan import JobPlan
+from srt_runtime.cleanup import run_teardown, stop_all
+from srt_runtime.clock import Clock
+from srt_runtime.diagnosis import Failure, read_tail, render_diagnosis
+from srt_runtime.errors import AbortError, LaunchError, StageError
+from srt_runtime.files import iso_utc
+from srt_runtime.launch import Launcher
+from srt_runtime.lockfile import complete_lockfile
+from srt_runtime.stages import (
+    group_phase,
+    run_benchmark,
+    run_health_gate,
+    run_phase,
+    run_post_eval,
+    wait_terminal,
+    write_generated_files,
+)
+from srt_runtime.status import StatusSink
+from srt_runtime.supervisor import Supervisor
+
+__all__ = ["RunResult", "run_job"]
+
+_TAIL_LINES = 30
+
+
+class RunResult(msgspec.Struct, frozen=True, kw_only=True):
+    exit_code: int
+    failure: Failure | None = None
+    #: The one-screen diagnosis (empty when the run succeeded).
+    diagnosis: str = ""
+
+
+def _stages(sup: Supervisor, sink: StatusSink) -> int:
+    run_phase(sup, sink, "host_setup")
+    run_phase(sup, sink, "infra")
+    run_phase(sup, sink, "before_workers")
+    sink.emit("workers", "running")
+    run_phase(sup, sink, "workers")
+    run_phase(sup, sink, "frontends")
+    run_health_gate(sup, sink)
+    run_phase(sup, sink, "after_frontend")
+    run_phase(sup, sink, "telemetry")
+    code = run_benchmark(sup, sink)
+    if code == 0:
+        run_post_eval(sup, sink)
+    if code is not None:
+        return code
+    terminal = wait_terminal(sup, sink)
+    if terminal is not None:
+        return terminal
+    if sup.plan.serve_only:
+        sink.emit("serving", "running", f"serving at {sup.plan.frontend_url}")
+        sup.log.info("Serving at %s until the job is cancelled", sup.plan.frontend_url)
+        sup.wait_for(lambda: False, None)
+    return 0
+
+
+def _failure_from_stage(sup: Supervisor, exc: StageError | LaunchError, stage: str) -> Failure:
+    blamed = exc.process if isinstance(exc, StageError) else None
+    proc = next((p for p in sup.procs if p.spec.name == blamed), None)
+    now = sup.clock.monotonic()
+    if proc is None:
+        return Failure(what=stage, reason=str(exc), detected_at=now)
+    return Failure(
+        what=proc.spec.name,
+        node=proc.node,
+        exit_code=proc.exit_code,
+        log_path=str(proc.log_path),
+        reason=str(exc),
+        detected_at=now,
+    )
+
+
+def run_job(
+    plan: JobPlan,
+    launcher: Launcher,
+    sink: StatusSink,
+    *,
+    job_dir: Path,
+    clock: Clock,
+    logger: logging.Logger | None = None,
+    supervisor: Supervisor | None = None,
+) -> RunResult:
+    """Execute ``plan``; always cleans up; returns the exit code and the diagnosis."""
+    log_dir = job_dir / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    sup = supervisor or Supervisor(plan, launcher, log_dir=log_dir, clock=clock, logger=logger)
+    log = sup.log
+    log.info(
+        "Job %s (%s) on %s; launcher %s",
+        plan.job_id,
+        plan.job_name,
+        ", ".join(plan.nodes),
+        plan.launcher,
+    )
+    sink.emit("starting", "running")
+    code = 1
+    armed = bool(group_phase(plan, "host_setup")) or bool(plan.teardown)
+    try:
+        write_generated_files(plan, log_dir)
+        code = _stages(sup, sink)
+    except AbortError:
+        code = 1
+    except (StageError, LaunchError) as exc:
+        sup.fail(_failure_from_stage(sup, exc, "stage"))
+        code = 1
+    finally:
+        sink.emit("cleanup", "running")
+        stop_all(sup)
+        if armed:
+            run_teardown(sup)
+        sup.close()
+    if sup.failure is None and sup.stop_reason is not None:
+        sup.fail(
+            Failure(
+                what="supervisor",
+                reason=f"stopped: {sup.stop_reason}",
+                detected_at=clock.monotonic(),
+            )
+        )
+    if sup.failure is not None:
+        code = 1
+    diagnosis = ""
+    if sup.failure is not None:
+        tail = read_tail(Path(sup.failure.log_path), _TAIL_LINES) if sup.failure.log_path else []
+        diagnosis = render_diagnosis(sup.failure, tail)
+        log.error("%s", diagnosis)
+    elif code != 0:
+        log.error("Benchmark exited with code %d", code)
+    if sup.restarts.doc.endpoints:
+        log.info("%s", sup.restarts.summary())
+    status = "completed" if code == 0 else "failed"
+    complete_lockfile(
+        job_dir,
+        job_id=plan.job_id,
+        exit_code=code,
+        status=status,
+        finished_at=iso_utc(clock.wall()),
+        worker_restarts=sup.restarts.to_builtins(),
+    )
+    message = sup.failure.reason if sup.failure is not None else ""
+    sink.emit("cleanup", "completed" if code == 0 else "failed", message, code)
+    return RunResult(exit_code=code, failure=sup.failure, diagnosis=diagnosis)

@@ -1,0 +1,362 @@
+"""The supervisor core: the process table, the event pump, failure and restart decisions.
+
+Threads only produce events (a child exited, a fatal line appeared); every decision is taken on
+the main thread inside :meth:`Supervisor.wait_for`, which every stage uses to wait. A critical
+failure or a stop request makes the next wait raise :class:`~srt_runtime.errors.AbortError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from srt_planner.plan import JobPlan, ProcessSpec
+from srt_runtime.clock import Clock
+from srt_runtime.diagnosis import Failure
+from srt_runtime.errors import AbortError, LaunchError
+from srt_runtime.events import EventQueue, FatalLine, ProcessExited, watch_exit
+from srt_runtime.files import iso_utc
+from srt_runtime.launch import Handle, Launcher, resolve_log_path
+from srt_runtime.logscan import LogScanner, LogTailer
+from srt_runtime.restart import RestartBook, RestartEvent, backoff_for, decide
+
+__all__ = ["Proc", "Supervisor", "is_oneshot"]
+
+#: How often a wait wakes up to notice a stop request from a signal handler.
+_WAKE_SECONDS = 0.1
+
+
+def is_oneshot(spec: ProcessSpec) -> bool:
+    """Run-to-completion steps: their exit is the stage's business, not a failure event."""
+    return spec.oneshot or spec.phase in ("host_setup", "benchmark", "post_eval")
+
+
+@dataclass(eq=False)
+class Proc:
+    """One launched process (a relaunch is a new Proc named ``<name>_r<n>``)."""
+
+    spec: ProcessSpec
+    base: ProcessSpec
+    handle: Handle
+    log_path: Path
+    seq: int
+    done: threading.Event = field(default_factory=threading.Event)
+    exit_code: int | None = None
+    fatal_line: str | None = None
+    #: The supervisor asked it to stop, so its exit is expected.
+    stopping: bool = False
+
+    @property
+    def node(self) -> str:
+        return self.spec.nodes[0]
+
+
+@dataclass(eq=False)
+class _Endpoint:
+    key: str
+    specs: list[ProcessSpec]
+    restarts: int = 0
+    due: float | None = None
+    pending: RestartEvent | None = None
+
+
+class Supervisor:
+    """Owns every process of one run and decides what their exits mean."""
+
+    def __init__(
+        self,
+        plan: JobPlan,
+        launcher: Launcher,
+        *,
+        log_dir: Path,
+        clock: Clock,
+        logger: logging.Logger | None = None,
+        tail_interval: float = 0.1,
+    ) -> None:
+        self.plan = plan
+        self.launcher = launcher
+        self.log_dir = log_dir
+        self.clock = clock
+        self.log = logger or logging.getLogger("srt_runtime")
+        self.procs: list[Proc] = []
+        self.failure: Failure | None = None
+        self.stop_reason: str | None = None
+        self.cleaning = False
+        self._stop_logged = False
+        self.restarts = RestartBook(log_dir / "worker_restarts.json")
+        self._by_name: dict[str, Proc] = {}
+        self._queue = EventQueue()
+        self._endpoints: dict[str, _Endpoint] = {}
+        self._tailer = LogTailer(self._on_match, interval=tail_interval)
+        self._tailer.start()
+        for spec in plan.processes:
+            if spec.restart.policy != "never" and not is_oneshot(spec):
+                key = f"{spec.role}_{spec.index}"
+                self._endpoints.setdefault(key, _Endpoint(key=key, specs=[])).specs.append(spec)
+                self.restarts.track(key, spec.restart)
+
+    # -- starting --------------------------------------------------------------------------
+
+    def start(self, spec: ProcessSpec, *, base: ProcessSpec | None = None) -> Proc:
+        """Launch ``spec``, register it and watch its exit and (if it has patterns) its log."""
+        log_path = resolve_log_path(self.log_dir, spec.log_file)
+        self.log.info(
+            "Starting %s on %s: %s (log %s)",
+            spec.name,
+            spec.nodes[0],
+            " ".join(spec.argv),
+            log_path,
+        )
+        handle = self.launcher.start(spec)
+        proc = Proc(
+            spec=spec, base=base or spec, handle=handle, log_path=log_path, seq=len(self.procs)
+        )
+        self.procs.append(proc)
+        self._by_name[spec.name] = proc
+
+        def _exited() -> None:
+            proc.exit_code = handle.poll()
+            proc.done.set()
+
+        watch_exit(spec.name, handle, self._queue, self.clock, on_exit=_exited)
+        if spec.fatal_log_patterns:
+            self._tailer.watch(spec.name, LogScanner(log_path, spec.fatal_log_patterns))
+        return proc
+
+    def _on_match(self, name: str, line: str) -> None:
+        self._queue.put(FatalLine(name=name, line=line, at=self.clock.monotonic()))
+
+    # -- waiting ---------------------------------------------------------------------------
+
+    def request_stop(self, reason: str) -> None:
+        """Ask the run to stop (safe to call from a signal handler: one attribute store)."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    def check(self) -> None:
+        """Raise AbortError if a failure was detected or a stop was requested."""
+        if self.failure is not None:
+            raise AbortError(self.failure.reason)
+        if self.stop_reason is not None:
+            if not self._stop_logged:
+                self._stop_logged = True
+                self.log.warning("%s, initiating cleanup...", self.stop_reason.capitalize())
+            raise AbortError(self.stop_reason)
+
+    def wait_for(self, until: Callable[[], bool], timeout: float | None) -> bool:
+        """Handle events until ``until()`` holds (True) or ``timeout`` seconds passed (False)."""
+        deadline = None if timeout is None else self.clock.monotonic() + timeout
+        while True:
+            self.check()
+            if until():
+                return True
+            now = self.clock.monotonic()
+            self._relaunch_due(now)
+            if deadline is not None and now >= deadline:
+                return False
+            slice_ = _WAKE_SECONDS if deadline is None else min(_WAKE_SECONDS, deadline - now)
+            due = [e.due for e in self._endpoints.values() if e.due is not None]
+            if due:
+                slice_ = max(0.0, min(slice_, min(due) - now))
+            self.clock.wait(self._queue.ready, slice_)
+            self.process_events()
+
+    def sleep(self, seconds: float) -> None:
+        self.wait_for(lambda: False, seconds)
+
+    def process_events(self) -> None:
+        for event in self._queue.drain():
+            proc = self._by_name.get(event.name)
+            if proc is None:
+                continue
+            match event:
+                case ProcessExited():
+                    self._on_exit(proc, event)
+                case FatalLine():
+                    self._on_fatal(proc, event)
+
+    # -- decisions -------------------------------------------------------------------------
+
+    def fail(self, failure: Failure) -> None:
+        """Record the run's first failure (later ones are consequences and only logged)."""
+        if self.failure is None:
+            self.failure = failure
+            self.log.error("Critical process failure detected: %s", failure.reason)
+        else:
+            self.log.warning("Further failure (after the first): %s", failure.reason)
+
+    def _proc_failure(self, proc: Proc, *, code: int | None, line: str | None, at: float) -> None:
+        why = f"exited with code {code}" if line is None else f"printed a fatal line: {line}"
+        reason = f"{proc.spec.name} ({proc.spec.kind} {proc.spec.role}) on {proc.node} {why}"
+        self.fail(
+            Failure(
+                what=proc.spec.name,
+                node=proc.node,
+                exit_code=code,
+                log_line=line,
+                log_path=str(proc.log_path),
+                reason=reason,
+                detected_at=at,
+            )
+        )
+
+    def _on_exit(self, proc: Proc, event: ProcessExited) -> None:
+        self._tailer.unwatch(proc.spec.name)
+        if proc.stopping or self.cleaning or is_oneshot(proc.spec):
+            return
+        endpoint = self._endpoint_of(proc)
+        if endpoint is not None:
+            if endpoint.due is not None:
+                return
+            if self._maybe_restart(endpoint, proc, event.code, None, event.at):
+                return
+        if proc.spec.terminal:
+            self.log.info("Terminal %s exited with code %d", proc.spec.name, event.code)
+        elif event.code != 0 and proc.spec.critical:
+            self._proc_failure(proc, code=event.code, line=None, at=event.at)
+        elif event.code != 0:
+            self.log.warning(
+                "Non-critical %s on %s exited with code %d; see %s",
+                proc.spec.name,
+                proc.node,
+                event.code,
+                proc.log_path,
+            )
+        else:
+            self.log.info("%s on %s exited with code 0", proc.spec.name, proc.node)
+
+    def _on_fatal(self, proc: Proc, event: FatalLine) -> None:
+        if proc.done.is_set() or proc.stopping or self.cleaning or proc.fatal_line is not None:
+            return
+        proc.fatal_line = event.line
+        endpoint = self._endpoint_of(proc)
+        if (
+            endpoint is not None
+            and endpoint.due is None
+            and self._maybe_restart(endpoint, proc, 1, event.line, event.at)
+        ):
+            return
+        if proc.spec.critical:
+            self._proc_failure(proc, code=None, line=event.line, at=event.at)
+        else:
+            self.log.warning(
+                "Non-critical %s on %s printed a fatal line: %s",
+                proc.spec.name,
+                proc.node,
+                event.line,
+            )
+
+    def _endpoint_of(self, proc: Proc) -> _Endpoint | None:
+        return (
+            self._endpoints.get(f"{proc.base.role}_{proc.base.index}")
+            if (proc.base.restart.policy != "never" and not is_oneshot(proc.base))
+            else None
+        )
+
+    def _maybe_restart(
+        self, ep: _Endpoint, proc: Proc, code: int, line: str | None, at: float
+    ) -> bool:
+        spec = proc.base.restart
+        decision = decide(spec, ep.restarts, code)
+        event = RestartEvent(
+            worker=proc.spec.name,
+            mode=proc.base.role,
+            index=proc.base.index,
+            node=proc.node,
+            attempt=ep.restarts + 1,
+            exit_code=code,
+            exited_at=iso_utc(self.clock.wall()),
+            outcome="scheduled",
+            crash_log=str(proc.log_path),
+            reason=line,
+        )
+        if decision == "release":
+            return False
+        if decision == "exhausted":
+            event.outcome = "exhausted"
+            self.restarts.add(event)
+            self.log.warning(
+                "%s: restart budget spent (%d of %d)", ep.key, ep.restarts, spec.max_restarts
+            )
+            return False
+        event.backoff_seconds = backoff_for(spec, ep.restarts)
+        ep.pending = self.restarts.add(event)
+        ep.due = at + event.backoff_seconds
+        self.log.warning(
+            "%s: %s; relaunch %d of %d in %.1f s",
+            ep.key,
+            f"exit code {code}" if line is None else f"fatal line {line!r}",
+            ep.restarts + 1,
+            spec.max_restarts,
+            event.backoff_seconds,
+        )
+        for sibling in self._current(ep):
+            if not sibling.done.is_set():
+                sibling.stopping = True
+                sibling.handle.signal(signal.SIGTERM)
+        return True
+
+    def _current(self, ep: _Endpoint) -> list[Proc]:
+        names = {self._launch_name(s, ep.restarts) for s in ep.specs}
+        return [self._by_name[n] for n in names if n in self._by_name]
+
+    @staticmethod
+    def _launch_name(spec: ProcessSpec, restarts: int) -> str:
+        return spec.name if restarts == 0 else f"{spec.name}_r{restarts}"
+
+    def _relaunch_due(self, now: float) -> None:
+        for ep in self._endpoints.values():
+            if ep.due is None or now < ep.due or self.cleaning:
+                continue
+            old = self._current(ep)
+            for proc in old:
+                if not proc.done.is_set():
+                    proc.handle.kill()
+                    proc.done.wait(5.0)
+            ep.restarts += 1
+            ep.due = None
+            for proc in old:
+                self._by_name.pop(proc.spec.name, None)
+                proc.handle.release()
+                if proc.log_path.exists():
+                    proc.log_path.rename(
+                        proc.log_path.with_name(f"{proc.log_path.name}.{ep.restarts}")
+                    )
+            try:
+                for spec in ep.specs:
+                    renamed = msgspec.structs.replace(
+                        spec, name=self._launch_name(spec, ep.restarts)
+                    )
+                    self.start(renamed, base=spec)
+            except LaunchError as exc:
+                self.log.error("%s: relaunch failed: %s", ep.key, exc)
+                if ep.pending is not None:
+                    ep.pending.outcome = "launch_failed"
+                    self.restarts.write()
+                if ep.specs[0].critical:
+                    self.fail(
+                        Failure(
+                            what=ep.specs[0].name,
+                            node=ep.specs[0].nodes[0],
+                            reason=f"relaunch of {ep.key} failed: {exc}",
+                            detected_at=now,
+                        )
+                    )
+                continue
+            if ep.pending is not None:
+                self.restarts.relaunched(ep.pending, iso_utc(self.clock.wall()))
+            self.log.info(
+                "%s: relaunched as %s", ep.key, self._launch_name(ep.specs[0], ep.restarts)
+            )
+
+    def close(self) -> None:
+        self._tailer.stop()
+
+    def running(self) -> list[Proc]:
+        return [p for p in self.procs if not p.done.is_set()]

@@ -1,0 +1,137 @@
+"""The test harness: a JobPlan factory around scripted processes and an in-process runner."""
+
+from __future__ import annotations
+
+import json
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rt_fakes import HookSink
+
+from srt_planner.plan import GeneratedFile, HealthGate, JobPlan, NodeRoles, ProcessSpec, StartPhase
+from srt_runtime.clock import SystemClock
+from srt_runtime.launch import LocalLauncher
+from srt_runtime.run import run_job
+from srt_runtime.status import FileStatusSink
+from srt_runtime.supervisor import Supervisor
+
+FAKES = Path(__file__).resolve().parent
+
+
+def read_trace(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def fake(*steps: object) -> tuple[str, ...]:
+    """argv of the scripted process ``tests/fakes/proc.py``."""
+    return ("python", str(FAKES / "proc.py"), *(str(s) for s in steps))
+
+
+def write_routes(path: Path, routes: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(routes))
+    return path
+
+
+def spec(
+    name: str,
+    argv: tuple[str, ...],
+    *,
+    kind: str = "worker",
+    phase: StartPhase = "workers",
+    role: str | None = None,
+    node: str = "node-01",
+    **fields: Any,
+) -> ProcessSpec:
+    """A ProcessSpec with test defaults (log ``<name>.out``, short stop grace)."""
+    env = {"SRT_FAKE_NAME": name, **fields.pop("env", {})}
+    fields.setdefault("stop_grace_seconds", 5.0)
+    return ProcessSpec(
+        name=name,
+        kind=kind,  # type: ignore[arg-type]
+        role=role or name,
+        nodes=(node,),
+        env=env,
+        argv=argv,
+        log_file=fields.pop("log_file", f"{name}.out"),
+        phase=phase,
+        **fields,
+    )
+
+
+def plan(
+    *processes: ProcessSpec,
+    health: HealthGate | None = None,
+    serve_only: bool = False,
+    teardown: tuple[ProcessSpec, ...] = (),
+    files: tuple[GeneratedFile, ...] = (),
+) -> JobPlan:
+    """A local JobPlan around ``processes``."""
+    return JobPlan(
+        job_id="4242",
+        job_name="test-job",
+        nodes=("node-01", "node-02"),
+        node_roles=NodeRoles(head="node-01", infra="node-01", bench="node-01"),
+        container_runtime="none",
+        launcher="local",
+        processes=processes,
+        files=files,
+        health=health or HealthGate(family="none", url=""),
+        frontend_url="http://127.0.0.1:1",
+        served_model_name="test-model",
+        serve_only=serve_only,
+        teardown=teardown,
+    )
+
+
+@dataclass
+class Run:
+    """What a finished run left behind."""
+
+    exit_code: int
+    diagnosis: str
+    job_dir: Path
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def stages(self) -> list[tuple[str, str]]:
+        return [(e["stage"], e["status"]) for e in self.events]
+
+    def log(self, name: str) -> str:
+        return (self.job_dir / "logs" / name).read_text(errors="replace")
+
+
+def read_events(job_dir: Path) -> list[dict[str, Any]]:
+    path = job_dir / "status_events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def execute(
+    job_plan: JobPlan,
+    job_dir: Path,
+    *,
+    clock: Any = None,
+    on_status: Any = None,
+) -> Run:
+    """Run ``job_plan`` in this process with the LocalLauncher; ``on_status(sup, stage, status)``
+    is called on every status event (tests use it to request a stop at a given stage)."""
+    clock = clock or SystemClock()
+    log_dir = job_dir / "logs"
+    launcher = LocalLauncher(log_dir, nodes=job_plan.nodes)
+    sup = Supervisor(job_plan, launcher, log_dir=log_dir, clock=clock)
+    sink = FileStatusSink(job_dir, job_plan.job_id, clock)
+    hooked = HookSink(sink, lambda stage, status: on_status and on_status(sup, stage, status))
+    result = run_job(job_plan, launcher, hooked, job_dir=job_dir, clock=clock, supervisor=sup)
+    return Run(
+        exit_code=result.exit_code,
+        diagnosis=result.diagnosis,
+        job_dir=job_dir,
+        events=read_events(job_dir),
+    )

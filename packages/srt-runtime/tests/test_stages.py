@@ -1,0 +1,267 @@
+"""Every stage, in order, with the LocalLauncher and scripted processes."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import yaml
+from rt_plans import execute, fake, free_port, plan, read_trace, spec, write_routes
+
+from srt_planner.plan import GeneratedFile, HealthGate, LogProbe, TcpProbe
+
+
+def test_every_stage_runs_in_order_and_the_run_succeeds(
+    tmp_path: Path, job_dir: Path, trace: Path
+) -> None:
+    etcd_port, fe_port = free_port(), free_port()
+    routes = write_routes(
+        tmp_path / "routes.json",
+        {
+            "/health": [
+                200,
+                {
+                    "instances": [
+                        {"component": "backend", "endpoint": "generate"},
+                        {"component": "backend", "endpoint": "clear_kv_blocks"},
+                    ]
+                },
+            ],
+            "_trace": ["/health"],
+        },
+    )
+    tcp = TcpProbe(host="127.0.0.1", port=etcd_port, timeout_seconds=20, interval_seconds=0.05)
+    ready_line = LogProbe(pattern=r"^worker ready$", timeout_seconds=20, interval_seconds=0.05)
+    up = LogProbe(pattern="^up$", timeout_seconds=20, interval_seconds=0.05)
+    job_plan = plan(
+        spec(
+            "setup_node-01",
+            fake("trace", trace),
+            kind="service",
+            phase="host_setup",
+            log_file="host_setup_node-01.out",
+        ),
+        spec(
+            "service_etcd",
+            fake("trace", trace, "on-term", "tcp", etcd_port, "forever"),
+            kind="service",
+            phase="infra",
+            readiness=tcp,
+            stop_tier=2,
+        ),
+        spec(
+            "stage_model_node-01",
+            fake("trace", trace),
+            kind="service",
+            phase="before_workers",
+            oneshot=True,
+            order=5,
+        ),
+        spec(
+            "agg_0_node-01",
+            fake("trace", trace, "on-term", "say", "worker ready", "forever"),
+            role="agg",
+            readiness=ready_line,
+            log_file="node-01_agg_w0.out",
+        ),
+        spec(
+            "frontend_0",
+            fake("trace", trace, "on-term", "http", fe_port, routes, "forever"),
+            kind="frontend",
+            phase="frontends",
+            log_file="node-01_frontend_0.out",
+        ),
+        spec(
+            "service_exporter",
+            fake("trace", trace, "on-term", "say", "up", "forever"),
+            kind="service",
+            phase="after_frontend",
+            critical=False,
+            readiness=up,
+        ),
+        spec(
+            "telemetry",
+            fake("trace", trace, "on-term", "say", "up", "forever"),
+            kind="telemetry",
+            phase="telemetry",
+            readiness=up,
+        ),
+        spec(
+            "benchmark",
+            fake("trace", trace, "say", "bench done"),
+            kind="benchmark",
+            phase="benchmark",
+            log_file="benchmark.out",
+        ),
+        spec(
+            "eval", fake("trace", trace), kind="benchmark", phase="post_eval", log_file="eval.out"
+        ),
+        health=HealthGate(
+            family="dynamo",
+            url=f"http://127.0.0.1:{fe_port}",
+            expected_decode=1,
+            max_attempts=40,
+            interval_seconds=0.5,
+        ),
+        teardown=(
+            spec(
+                "teardown_node-01",
+                fake("trace", trace),
+                kind="service",
+                phase="host_setup",
+                log_file="host_teardown_node-01.out",
+            ),
+        ),
+    )
+
+    run = execute(job_plan, job_dir)
+
+    assert run.exit_code == 0, run.diagnosis
+    assert run.diagnosis == ""
+    starts = [line for line in read_trace(trace) if not line.endswith(" term")]
+    assert starts == [
+        "setup_node-01 start",
+        "service_etcd start",
+        "stage_model_node-01 start",
+        "agg_0_node-01 start",
+        "frontend_0 start",
+        "frontend_0 served /health",  # the gate saw the worker before...
+        "service_exporter start",  # ...after_frontend services started
+        "telemetry start",
+        "benchmark start",
+        "eval start",
+        "teardown_node-01 start",
+    ]
+    # Cleanup: every long-running process got SIGTERM, etcd (tier 2) last.
+    terms = [line.split()[0] for line in read_trace(trace) if line.endswith(" term")]
+    assert terms[-1] == "service_etcd"
+    assert sorted(terms) == sorted(
+        ["service_etcd", "agg_0_node-01", "frontend_0", "service_exporter", "telemetry"]
+    )
+    assert run.stages == [
+        ("starting", "running"),
+        ("host_setup", "running"),
+        ("head_infrastructure", "running"),
+        ("before_workers", "running"),
+        ("workers", "running"),
+        ("workers", "running"),
+        ("frontend", "running"),
+        ("health", "running"),
+        ("after_frontend", "running"),
+        ("telemetry", "running"),
+        ("benchmark", "running"),
+        ("post_eval", "running"),
+        ("cleanup", "running"),
+        ("cleanup", "completed"),
+    ]
+    status = json.loads((job_dir / "status.json").read_text())
+    assert (status["status"], status["stage"], status["exit_code"]) == ("completed", "cleanup", 0)
+    assert "bench done" in run.log("benchmark.out")
+    assert (job_dir / "logs" / "host_teardown_node-01.out").exists()
+    lock = yaml.safe_load((job_dir / "recipe.lock.yaml").read_text())
+    assert lock["lock"]["exit_code"] == 0
+    assert lock["lock"]["status"] == "completed"
+
+
+def test_benchmark_exit_code_is_the_job_exit_code_and_post_eval_is_skipped(
+    job_dir: Path, trace: Path
+) -> None:
+    job_plan = plan(
+        spec("agg_0", fake("on-term", "forever")),
+        spec("benchmark", fake("trace", trace, "exit", 7), kind="benchmark", phase="benchmark"),
+        spec("eval", fake("trace", trace), kind="benchmark", phase="post_eval"),
+    )
+
+    run = execute(job_plan, job_dir)
+
+    assert run.exit_code == 7
+    assert read_trace(trace) == ["benchmark start"]
+    assert run.diagnosis == ""
+    assert run.stages[-1] == ("cleanup", "failed")
+    assert run.events[-1]["exit_code"] == 7
+
+
+def test_a_failing_post_eval_leaves_the_benchmark_result(job_dir: Path) -> None:
+    job_plan = plan(
+        spec("benchmark", fake("exit", 0), kind="benchmark", phase="benchmark"),
+        spec("eval", fake("exit", 4), kind="benchmark", phase="post_eval"),
+    )
+
+    assert execute(job_plan, job_dir).exit_code == 0
+
+
+def test_generated_files_are_written_before_launch_with_their_mode(job_dir: Path) -> None:
+    job_plan = plan(
+        spec(
+            "benchmark",
+            ("bash", "-c", "cat nginx.conf && ./hook.sh"),
+            kind="benchmark",
+            phase="benchmark",
+        ),
+        files=(
+            GeneratedFile(path="nginx.conf", content="worker_processes 1;\n"),
+            GeneratedFile(path="hook.sh", content="#!/bin/sh\necho hook ran\n", mode=0o755),
+        ),
+    )
+
+    run = execute(job_plan, job_dir)
+
+    assert run.exit_code == 0, run.diagnosis
+    assert run.log("benchmark.out") == "worker_processes 1;\nhook ran\n"
+    assert stat.S_IMODE((job_dir / "logs" / "hook.sh").stat().st_mode) == 0o755
+
+
+def test_order_groups_wait_for_readiness_before_the_next_group(job_dir: Path, trace: Path) -> None:
+    """sequential_node_start: batch 1 starts only once batch 0 printed its ready line."""
+    ready = LogProbe(pattern="ready", timeout_seconds=20, interval_seconds=0.05)
+    job_plan = plan(
+        spec(
+            "w0",
+            fake("sleep", 0.3, "trace", trace, "say", "ready", "on-term", "forever"),
+            role="decode",
+            index=0,
+            order=0,
+            readiness=ready,
+        ),
+        spec(
+            "w1",
+            fake("trace", trace, "say", "ready", "on-term", "forever"),
+            role="decode",
+            index=1,
+            order=1,
+            readiness=ready,
+        ),
+        spec("benchmark", fake("exit", 0), kind="benchmark", phase="benchmark"),
+    )
+
+    run = execute(job_plan, job_dir)
+
+    assert run.exit_code == 0, run.diagnosis
+    assert [line for line in read_trace(trace) if "start" in line] == ["w0 start", "w1 start"]
+
+
+def test_terminal_services_end_the_job_with_the_worst_exit_code(job_dir: Path) -> None:
+    job_plan = plan(
+        spec(
+            "service_a_0",
+            fake("sleep", 0.1, "exit", 0),
+            kind="service",
+            phase="infra",
+            terminal=True,
+        ),
+        spec(
+            "service_a_1",
+            fake("sleep", 0.2, "exit", 3),
+            kind="service",
+            phase="infra",
+            terminal=True,
+        ),
+        spec("helper", fake("on-term", "forever"), kind="service", phase="infra"),
+    )
+
+    run = execute(job_plan, job_dir)
+
+    assert run.exit_code == 3
+    assert run.diagnosis == ""
+    assert ("serving", "running") in run.stages
