@@ -1,0 +1,126 @@
+"""`srt-bench`: the benchmark client process the runtime starts.
+
+srt-bench run --config bench.json [--endpoint URL] [--out DIR]
+srt-bench rollup --config bench.json [--out DIR]
+srt-bench types
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+import msgspec
+
+from srt_bench.config import BenchRunConfig, read_run_config
+from srt_bench.errors import BenchError
+from srt_bench.execute import run_plan, write_sa_bench_rollup
+from srt_bench.runners import BuildContext, build_plan, registered_types
+
+EXIT_SIGNAL = 1
+
+
+def _log(line: str) -> None:
+    print(f"[srt-bench] {line}", flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="srt-bench", description=__doc__.split("\n")[1])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the benchmark described by a run config")
+    run.add_argument("--config", required=True, type=Path, help="bench.json written by the planner")
+    run.add_argument("--endpoint", help="frontend base URL (overrides the config's endpoint)")
+    run.add_argument("--out", type=Path, help="result folder (overrides the config's output_dir)")
+    run.add_argument(
+        "--window-dir",
+        type=Path,
+        help="measurement-window folder (default: $SRT_MEASUREMENT_WINDOW_DIR when it exists)",
+    )
+    roll = sub.add_parser(
+        "rollup", help="(re)write benchmark-rollup.{json,csv} from sa-bench results"
+    )
+    roll.add_argument("--config", required=True, type=Path)
+    roll.add_argument("--out", type=Path)
+    sub.add_parser("types", help="list the registered benchmark types")
+    return parser
+
+
+def _with_overrides(
+    config: BenchRunConfig, endpoint: str | None, out: Path | None
+) -> BenchRunConfig:
+    changes: dict[str, str] = {}
+    if endpoint:
+        changes["endpoint"] = endpoint
+    if out is not None:
+        changes["output_dir"] = str(out)
+    return msgspec.structs.replace(config, **changes) if changes else config
+
+
+def _window_dir(arg: Path | None) -> Path | None:
+    if arg is not None:
+        return arg
+    env = os.environ.get("SRT_MEASUREMENT_WINDOW_DIR")
+    return Path(env) if env and Path(env).is_dir() else None
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = _with_overrides(read_run_config(args.config), args.endpoint, args.out)
+    out_dir = Path(config.output_dir)
+    now = dt.datetime.now(dt.UTC)
+    context = BuildContext(
+        out_dir=out_dir, environ=dict(os.environ), stamp=now.strftime("%Y%m%d_%H%M%S")
+    )
+    plan = build_plan(config, context)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+        if config.benchmark.type != "manual":
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    _log(
+        f"benchmark type {config.benchmark.type!r} against {config.endpoint}, results in {out_dir}"
+    )
+    return run_plan(
+        plan, config, out_dir, log=_log, stop=stop, window_dir=_window_dir(args.window_dir)
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    try:
+        match args.command:
+            case "run":
+                code = _run(args)
+            case "rollup":
+                config = _with_overrides(read_run_config(args.config), None, args.out)
+                path = write_sa_bench_rollup(
+                    config, Path(config.output_dir), dt.datetime.now(dt.UTC)
+                )
+                _log(f"rollup: {path}" if path else "rollup: no sa-bench results found")
+                code = 0
+            case "types":
+                print("\n".join(registered_types()))
+                code = 0
+            case _:
+                raise AssertionError(args.command)
+    except BenchError as exc:
+        print(f"srt-bench: error: {exc}", file=sys.stderr, flush=True)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        print("srt-bench: stopped by signal", file=sys.stderr, flush=True)
+        code = EXIT_SIGNAL
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""The one exception family of srt-bench; only the CLI maps these to exit codes and prints."""
+
+from __future__ import annotations
+
+__all__ = [
+    "BenchConfigError",
+    "BenchDatasetError",
+    "BenchError",
+    "BenchGateError",
+    "BenchRequestError",
+]
+
+
+class BenchError(Exception):
+    """Base of every error srt-bench raises on purpose."""
+
+    exit_code: int = 1
+
+
+class BenchConfigError(BenchError):
+    """The run configuration (bench.json) is unusable: bad value, missing field, unknown type."""
+
+    exit_code = 2
+
+
+class BenchDatasetError(BenchError):
+    """A dataset or tokenizer file is missing or malformed."""
+
+
+class BenchRequestError(BenchError):
+    """A request that had to succeed (the sanity or test prompt) failed."""
+
+
+class BenchGateError(BenchError):
+    """A phase failed the request-failure gate (too many failures or zero output tokens)."""

@@ -1,0 +1,1 @@
+"""Our own accuracy evaluators (gsm8k, mmlu, gpqa, longbenchv2) reading local JSON Lines files."""

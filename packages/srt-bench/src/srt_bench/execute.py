@@ -1,0 +1,185 @@
+"""Carry out a `Plan` (the thin shell around the pure builders)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, assert_never
+
+import msgspec
+
+from srt_bench.config import BenchRunConfig
+from srt_bench.errors import BenchDatasetError, BenchError
+from srt_bench.plans import CommandPlan, EvalPlan, ManualPlan, Plan, SaBenchPlan
+from srt_bench.rollup import (
+    GpuCounts,
+    build_aiperf_runs,
+    build_rollup_csv,
+    build_sa_bench_rollup,
+    nearest_rank,
+    read_running_requests,
+    read_sa_bench_results,
+    write_rollup,
+)
+from srt_bench.sa_bench import run_sa_bench
+
+__all__ = ["rollup_timestamp", "run_plan", "write_sa_bench_rollup"]
+
+Log = Callable[[str], None]
+EXIT_NOT_FOUND = 127
+
+
+def rollup_timestamp(now: dt.datetime) -> str:
+    return now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _gpus(config: BenchRunConfig) -> GpuCounts:
+    return GpuCounts(
+        total=config.total_gpus, prefill=config.prefill_gpus, decode=config.decode_gpus
+    )
+
+
+def _write_with_csv(config: BenchRunConfig, out_dir: Path, rollup: dict[str, Any]) -> Path:
+    gpus = _gpus(config)
+    p90 = nearest_rank(read_running_requests(out_dir), 90.0) if gpus.disaggregated else None
+    csv_text = build_rollup_csv(
+        rollup, config_name=config.job_name or config.model_name, gpus=gpus, p90_running=p90
+    )
+    return write_rollup(out_dir, rollup, csv_text)
+
+
+def write_sa_bench_rollup(config: BenchRunConfig, out_dir: Path, now: dt.datetime) -> Path | None:
+    """Roll up every sa-bench result under `out_dir`; None when there is none."""
+    results = read_sa_bench_results(out_dir)
+    if not results:
+        return None
+    b = config.benchmark
+    custom = b.dataset_name == "custom"
+    rollup = build_sa_bench_rollup(
+        results,
+        isl=None if custom else b.isl,
+        osl=None if custom else b.osl,
+        timestamp=rollup_timestamp(now),
+    )
+    return _write_with_csv(config, out_dir, rollup)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        doc = msgspec.json.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError) as exc:
+        raise BenchDatasetError(f"cannot read aiperf output {path}: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise BenchDatasetError(f"{path}: expected a JSON object")
+    return doc
+
+
+def _newest_export(folder: Path) -> Path | None:
+    found = sorted(folder.rglob("profile_export_aiperf.json"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+def _fold(
+    plan: CommandPlan, config: BenchRunConfig, out_dir: Path, now: dt.datetime
+) -> Path | None:
+    match plan.fold:
+        case "none":
+            return None
+        case "aiperf-embed":
+            export = _newest_export(Path(plan.artifacts[0]))
+            if export is None:
+                return None
+            embedded: dict[str, Any] = {
+                "benchmark_type": plan.benchmark_type,
+                "timestamp": rollup_timestamp(now),
+                "config": dict(plan.rollup_config),
+                "data": _read_json(export),
+            }
+            return write_rollup(out_dir, embedded, None)
+        case "aiperf-per-concurrency":
+            exports: dict[int, dict[str, Any]] = {}
+            for c, folder in plan.artifacts.items():
+                export = _newest_export(Path(folder))
+                if export is not None:
+                    exports[c] = _read_json(export)
+            if not exports:
+                return None
+            rollup: dict[str, Any] = {
+                "benchmark_type": plan.benchmark_type,
+                "timestamp": rollup_timestamp(now),
+                "config": {
+                    "model": config.model_name,
+                    "isl": config.benchmark.isl,
+                    "osl": config.benchmark.osl,
+                },
+                "runs": build_aiperf_runs(exports),
+            }
+            return _write_with_csv(config, out_dir, rollup)
+        case _:
+            assert_never(plan.fold)
+
+
+def _run_commands(plan: CommandPlan, log: Log) -> int:
+    for command in plan.commands:
+        for folder in command.mkdirs:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+        log("$ " + subprocess.list2cmdline(command.argv))
+        try:
+            completed = subprocess.run(
+                command.argv, env={**os.environ, **command.env}, cwd=command.cwd, check=False
+            )
+        except FileNotFoundError as exc:
+            err = BenchError(
+                f"{plan.benchmark_type}: cannot start {command.argv[0]!r}: not found on PATH; "
+                "install it in the benchmark container"
+            )
+            err.exit_code = EXIT_NOT_FOUND
+            raise err from exc
+        if completed.returncode != 0:
+            log(f"{plan.benchmark_type}: {command.argv[0]} exited with {completed.returncode}")
+            return completed.returncode
+    return 0
+
+
+def run_plan(
+    plan: Plan,
+    config: BenchRunConfig,
+    out_dir: Path,
+    *,
+    log: Log,
+    stop: threading.Event,
+    window_dir: Path | None = None,
+    now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+) -> int:
+    """Run the plan; returns the exit code (errors of this package propagate as `BenchError`)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    match plan:
+        case SaBenchPlan(settings=settings):
+            try:
+                run_sa_bench(config, settings, out_dir, window_dir=window_dir, log=log)
+            finally:
+                path = write_sa_bench_rollup(config, out_dir, now())
+                if path is not None:
+                    log(f"rollup: {path}")
+            return 0
+        case CommandPlan():
+            rc = _run_commands(plan, log)
+            path = _fold(plan, config, out_dir, now())
+            if path is not None:
+                log(f"rollup: {path}")
+            return rc
+        case EvalPlan():
+            from srt_bench.evals.run import run_eval
+
+            return run_eval(plan, config, out_dir, log=log)
+        case ManualPlan():
+            log("manual: no client; serving until stopped")
+            stop.wait()
+            log("manual: stop requested")
+            return 0
+        case _:
+            assert_never(plan)

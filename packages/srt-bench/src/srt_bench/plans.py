@@ -1,0 +1,71 @@
+"""What a runner does, as data: each benchmark type builds one `Plan` (pure), `execute.run_plan`
+carries it out. Consumers `match` on the plan type; there is no string dispatch elsewhere."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from srt_bench.sa_bench_settings import SaBenchSettings
+
+__all__ = [
+    "Command",
+    "CommandPlan",
+    "EvalName",
+    "EvalPlan",
+    "ManualPlan",
+    "Plan",
+    "RollupFold",
+    "SaBenchPlan",
+]
+
+#: How a command runner's output is folded into `benchmark-rollup.json` afterwards.
+RollupFold = Literal["none", "aiperf-per-concurrency", "aiperf-embed"]
+EvalName = Literal["gsm8k", "mmlu", "gpqa", "longbenchv2"]
+
+
+class Command(msgspec.Struct, frozen=True, kw_only=True):
+    argv: tuple[str, ...]
+    #: Added to (and winning over) the inherited environment.
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    #: Folders created before the command starts.
+    mkdirs: tuple[str, ...] = ()
+
+
+class SaBenchPlan(msgspec.Struct, frozen=True, kw_only=True, tag="sa-bench"):
+    settings: SaBenchSettings
+
+
+class CommandPlan(msgspec.Struct, frozen=True, kw_only=True, tag="command"):
+    benchmark_type: str
+    #: Run in order; the first non-zero exit code stops the run and is the runner's exit code.
+    commands: tuple[Command, ...]
+    fold: RollupFold = "none"
+    #: For folds: the artifacts folder and, per concurrency, the artifact subfolder.
+    artifacts: dict[int, str] = {}
+    #: For `aiperf-embed`: the rollup's `config` block.
+    rollup_config: dict[str, str] = {}
+
+
+class EvalPlan(msgspec.Struct, frozen=True, kw_only=True, tag="eval"):
+    name: EvalName
+    dataset_file: str
+    num_examples: int | None
+    num_shots: int
+    max_tokens: int
+    num_threads: int
+    repeat: int
+    temperature: float
+    top_p: float | None
+    top_k: int | None
+    categories: tuple[str, ...] | None = None
+    max_context_length: int | None = None
+
+
+class ManualPlan(msgspec.Struct, frozen=True, kw_only=True, tag="manual"):
+    """Serve until stopped: no client runs."""
+
+
+Plan = SaBenchPlan | CommandPlan | EvalPlan | ManualPlan

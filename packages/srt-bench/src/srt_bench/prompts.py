@@ -1,0 +1,166 @@
+"""Prompts for sa-bench: synthetic prompts of an exact token length, or a custom dataset file.
+
+Synthetic prompts are random token ids of the model's own tokenizer, decoded to text and
+re-encoded until the text is exactly the wanted number of tokens (decode/encode is not always a
+round trip for subword vocabularies). With `random_range_ratio` r, input and output lengths are
+drawn uniformly from `[floor(L * r), L]`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import msgspec
+from tokenizers import Tokenizer
+
+from srt_bench.errors import BenchDatasetError
+
+__all__ = [
+    "Prompt",
+    "build_synthetic_prompts",
+    "draw_lengths",
+    "read_custom_dataset",
+    "read_tokenizer",
+    "sample_dataset_prompts",
+]
+
+_MAX_ROUNDS = 16
+
+
+class Prompt(msgspec.Struct, frozen=True):
+    text: str
+    #: Tokens of `text` under the model's tokenizer (no special tokens).
+    tokens: int
+    #: `max_tokens` to request; None lets the server decide.
+    output_tokens: int | None
+
+
+class _DatasetRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    prompt: str
+    output_len: int | None = None
+
+
+def read_tokenizer(folder: str | Path) -> Tokenizer:
+    """Load `<folder>/tokenizer.json` (a file path is accepted too)."""
+    path = Path(folder)
+    file = path / "tokenizer.json" if path.is_dir() else path
+    try:
+        return Tokenizer.from_file(str(file))
+    except Exception as exc:  # tokenizers raises a bare Exception for every load failure
+        raise BenchDatasetError(
+            f"cannot load a tokenizer from {file}: {exc}; point tokenizer_path at the model folder "
+            "holding tokenizer.json"
+        ) from exc
+
+
+def draw_lengths(rng: random.Random, length: int, ratio: float, n: int) -> list[int]:
+    """`n` lengths uniform in `[floor(length * ratio), length]`, at least 1."""
+    if not 0.0 <= ratio <= 1.0:
+        raise BenchDatasetError(f"random_range_ratio {ratio} is not in [0, 1]")
+    low = max(1, math.floor(length * ratio))
+    high = max(low, length)
+    return [rng.randint(low, high) for _ in range(n)]
+
+
+def _special_ids(tokenizer: Tokenizer) -> set[int]:
+    """Added tokens and the unknown token: never part of a synthetic prompt."""
+    ids = set(tokenizer.get_added_tokens_decoder())
+    for name in ("<unk>", "[UNK]", "<|endoftext|>"):
+        token_id = tokenizer.token_to_id(name)
+        if token_id is not None:
+            ids.add(token_id)
+    return ids
+
+
+def _exact_text(tokenizer: Tokenizer, rng: random.Random, vocab: list[int], n: int) -> str:
+    allowed = set(vocab)
+    ids = [rng.choice(vocab) for _ in range(n)]
+    for _ in range(_MAX_ROUNDS):
+        text = tokenizer.decode(ids)
+        got = tokenizer.encode(text, add_special_tokens=False).ids
+        if len(got) == n:
+            return text
+        # Keep what survived the round trip, drop ids outside the regular vocabulary (unknown
+        # or special tokens that re-encode differently), then trim or refill to n.
+        kept = [i for i in got if i in allowed][:n]
+        ids = kept + [rng.choice(vocab) for _ in range(n - len(kept))]
+    raise BenchDatasetError(
+        f"could not build a prompt of exactly {n} tokens with this tokenizer after {_MAX_ROUNDS} "
+        "rounds of decode/encode; use a custom dataset (dataset_name: custom)"
+    )
+
+
+def build_synthetic_prompts(
+    tokenizer: Tokenizer,
+    *,
+    count: int,
+    isl: int,
+    osl: int,
+    range_ratio: float,
+    seed: int,
+) -> list[Prompt]:
+    """`count` prompts of exactly their drawn input length (deterministic for a seed)."""
+    rng = random.Random(seed)
+    special = _special_ids(tokenizer)
+    vocab = [
+        i for i in range(tokenizer.get_vocab_size(with_added_tokens=False)) if i not in special
+    ]
+    if not vocab:
+        raise BenchDatasetError("the tokenizer has no regular tokens to build prompts from")
+    input_lens = draw_lengths(rng, isl, range_ratio, count)
+    output_lens = draw_lengths(rng, osl, range_ratio, count)
+    return [
+        Prompt(text=_exact_text(tokenizer, rng, vocab, n), tokens=n, output_tokens=o)
+        for n, o in zip(input_lens, output_lens, strict=True)
+    ]
+
+
+def read_custom_dataset(path: Path) -> list[_DatasetRow]:
+    """JSON Lines, one `{"prompt": str, "output_len": int?}` object per line."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise BenchDatasetError(
+            f"cannot read the dataset {path}: {exc.strerror}; set benchmark.dataset_path to a "
+            "JSON Lines file"
+        ) from exc
+    rows: list[_DatasetRow] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(msgspec.json.decode(line, type=_DatasetRow))
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise BenchDatasetError(
+                f"{path}:{number}: {exc}; each line must be "
+                '{"prompt": "...", "output_len": 128} (output_len optional)'
+            ) from exc
+    if not rows:
+        raise BenchDatasetError(f"{path}: the dataset has no rows")
+    return rows
+
+
+def sample_dataset_prompts(
+    rows: list[_DatasetRow],
+    tokenizer: Tokenizer | None,
+    *,
+    count: int,
+    osl: int | None,
+    seed: int,
+) -> list[Prompt]:
+    """`count` prompts drawn from the rows (shuffled, cycling when there are fewer rows)."""
+    rng = random.Random(seed)
+    order = list(range(len(rows)))
+    rng.shuffle(order)
+    out: list[Prompt] = []
+    for i in range(count):
+        row = rows[order[i % len(order)]]
+        tokens = (
+            len(tokenizer.encode(row.prompt, add_special_tokens=False).ids)
+            if tokenizer is not None
+            else 0
+        )
+        out.append(Prompt(text=row.prompt, tokens=tokens, output_tokens=row.output_len or osl))
+    return out

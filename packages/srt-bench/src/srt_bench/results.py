@@ -1,0 +1,116 @@
+"""The sa-bench per-phase result JSON (`results_concurrency_<c>_gpus_<n>[...].json`, spec §2.4.1).
+
+Key names and units follow the reference so tools that read srt-slurm results keep working.
+Latencies are milliseconds; a metric that could not be measured is null, and the reason is under
+`unmeasured_metrics`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from srt_bench.records import RequestRecord
+from srt_bench.stats import METRICS, PhaseMetrics
+
+__all__ = ["MAX_FAILURE_RATE", "build_outcome", "build_result", "format_percentile", "result_stem"]
+
+#: A phase whose failed/requested ratio exceeds this fails the benchmark.
+MAX_FAILURE_RATE = 0.05
+
+
+def result_stem(
+    concurrency: int, total_gpus: int, prefill_gpus: int | None, decode_gpus: int | None
+) -> str:
+    stem = f"results_concurrency_{concurrency}_gpus_{total_gpus}"
+    if prefill_gpus is not None and decode_gpus is not None:
+        stem += f"_ctx_{prefill_gpus}_gen_{decode_gpus}"
+    return stem
+
+
+def format_percentile(p: float) -> str:
+    """99.0 -> "99", 99.9 -> "99.9" (the key suffix of `p<P>_<metric>_ms`)."""
+    return str(int(p)) if float(p).is_integer() else str(p)
+
+
+def build_outcome(metrics: PhaseMetrics) -> dict[str, Any]:
+    """`benchmark_outcome`: failed when the failure rate exceeds 5% or no token came back."""
+    requested = metrics.requested
+    rate = metrics.failed / requested if requested else 1.0
+    reasons: list[str] = []
+    if rate > MAX_FAILURE_RATE:
+        reasons.append(
+            f"request failure rate {rate:.1%} ({metrics.failed}/{requested}) exceeds "
+            f"{MAX_FAILURE_RATE:.0%}"
+        )
+    if metrics.total_output_tokens == 0:
+        reasons.append("zero output tokens: no completed request produced a token")
+    return {
+        "status": "failed" if reasons else "passed",
+        "requested": requested,
+        "completed": metrics.completed,
+        "failed": metrics.failed,
+        "max_failure_rate": MAX_FAILURE_RATE,
+        "reasons": reasons,
+    }
+
+
+def build_result(
+    *,
+    header: dict[str, Any],
+    metrics: PhaseMetrics,
+    records: Sequence[RequestRecord],
+    percentiles: Sequence[float],
+    start_unix: float,
+    end_unix: float,
+    reuse_http_connections: bool,
+    requested_num_prompts: int,
+) -> dict[str, Any]:
+    """The whole result document (pure; key order as in the reference)."""
+    doc: dict[str, Any] = dict(header)
+    rate = header.get("request_rate")
+    if isinstance(rate, float) and math.isinf(rate):
+        doc["request_rate"] = "inf"
+    doc.update(
+        {
+            "num_prompts": len(records),
+            "requested_num_prompts": requested_num_prompts,
+            "duration": metrics.duration,
+            "benchmark_start_time_unix": start_unix,
+            "benchmark_end_time_unix": end_unix,
+            "completed": metrics.completed,
+            "failed": metrics.failed,
+            "total_input_tokens": metrics.total_input_tokens,
+            "total_output_tokens": metrics.total_output_tokens,
+            "output_token_sources": metrics.token_sources,
+            "request_throughput": metrics.request_throughput,
+            "request_goodput": metrics.request_goodput,
+            "output_throughput": metrics.output_throughput,
+            "peak_output_tokens_per_s": metrics.peak_output_tokens_per_s,
+            "total_token_throughput": metrics.total_token_throughput,
+            "output_throughput_per_gpu": metrics.output_throughput_per_gpu,
+            "total_token_throughput_per_gpu": metrics.total_token_throughput_per_gpu,
+            "input_lens": [r.input_tokens for r in records],
+            "output_lens": [r.output_tokens for r in records],
+            "ttfts": [r.ttft for r in records],
+            "itls": [list(r.itls) for r in records],
+            "generated_texts": [r.text for r in records],
+            "errors": [r.error for r in records],
+        }
+    )
+    unmeasured: dict[str, str] = {}
+    for name in METRICS:
+        summary = metrics.latencies[name]
+        doc[f"mean_{name}_ms"] = summary.mean_ms
+        doc[f"median_{name}_ms"] = summary.median_ms
+        doc[f"std_{name}_ms"] = summary.std_ms
+        for p, value in summary.percentiles_ms:
+            doc[f"p{format_percentile(p)}_{name}_ms"] = value
+        if summary.unmeasured is not None:
+            unmeasured[name] = summary.unmeasured
+    doc["unmeasured_metrics"] = unmeasured
+    doc["percentiles"] = [format_percentile(p) for p in percentiles]
+    doc["reuse_http_connections"] = reuse_http_connections
+    doc["benchmark_outcome"] = build_outcome(metrics)
+    return doc

@@ -1,0 +1,274 @@
+"""`benchmark-rollup.json` and `benchmark-rollup.csv` (spec §2.4.2), field names and units as in
+the reference so tools that read srt-slurm results keep working.
+
+`build_*` functions are pure; `write_rollup` and `read_*` do the file I/O.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from srt_bench.errors import BenchDatasetError
+
+__all__ = [
+    "CSV_COLUMNS",
+    "GpuCounts",
+    "build_aiperf_runs",
+    "build_rollup_csv",
+    "build_sa_bench_rollup",
+    "build_sa_bench_run",
+    "format_csv_number",
+    "nearest_rank",
+    "read_running_requests",
+    "read_sa_bench_results",
+    "write_rollup",
+]
+
+CSV_COLUMNS = (
+    "Config",
+    "Total GPU Count",
+    "Decode GPU Count",
+    "Total Working GPU Count",
+    "Decode Working GPU Count",
+    "Prefill Working GPU Count",
+    "Concurrency",
+    "Total Token Throughput",
+    "Output Token Throughput",
+    "Median TTFT",
+    "Median TPOT",
+    "Median ITL",
+    "P90 Decode Running Requests",
+    "Output Token Throughput per User",
+    "Total Token Throughput per GPU",
+)
+
+
+class GpuCounts(msgspec.Struct, frozen=True, kw_only=True):
+    """GPU counts of the deployment. Aggregated: prefill None, decode None (all serve decode)."""
+
+    total: int
+    prefill: int | None = None
+    decode: int | None = None
+
+    @property
+    def decode_count(self) -> int:
+        return self.decode if self.decode is not None else self.total
+
+    @property
+    def working_total(self) -> int:
+        if self.prefill is not None and self.decode is not None:
+            return self.prefill + self.decode
+        return self.total
+
+    @property
+    def disaggregated(self) -> bool:
+        return bool(self.prefill) and bool(self.decode)
+
+
+def _first(doc: Mapping[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if doc.get(key) is not None:
+            return doc[key]
+    return None
+
+
+def _p99(doc: Mapping[str, Any], metric: str) -> Any:
+    flat = doc.get(f"p99_{metric}_ms")
+    if flat is not None:
+        return flat
+    legacy = doc.get(f"percentiles_{metric}_ms")
+    if isinstance(legacy, list):
+        for item in legacy:
+            if isinstance(item, list) and len(item) == 2 and float(item[0]) == 99.0:
+                return item[1]
+    return None
+
+
+def build_sa_bench_run(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """One rollup run from one sa-bench result document."""
+    return {
+        "concurrency": doc.get("max_concurrency"),
+        "throughput_toks": doc.get("output_throughput"),
+        "request_throughput": doc.get("request_throughput"),
+        "ttft_mean_ms": doc.get("mean_ttft_ms"),
+        "ttft_p99_ms": _p99(doc, "ttft"),
+        "tpot_mean_ms": doc.get("mean_tpot_ms"),
+        "tpot_p99_ms": _p99(doc, "tpot"),
+        "itl_mean_ms": doc.get("mean_itl_ms"),
+        "itl_p99_ms": _p99(doc, "itl"),
+        "e2el_mean_ms": doc.get("mean_e2el_ms"),
+        "completed_requests": doc.get("completed"),
+        "total_input_tokens": _first(doc, "total_input_tokens", "total_input"),
+        "total_output_tokens": _first(doc, "total_output_tokens", "total_output"),
+        # Ours, beyond the reference's fields: the CSV needs them, readers ignore extra keys.
+        "total_token_throughput": doc.get("total_token_throughput"),
+        "ttft_median_ms": doc.get("median_ttft_ms"),
+        "tpot_median_ms": doc.get("median_tpot_ms"),
+        "itl_median_ms": doc.get("median_itl_ms"),
+    }
+
+
+def build_sa_bench_rollup(
+    results: Sequence[Mapping[str, Any]],
+    *,
+    isl: int | None,
+    osl: int | None,
+    timestamp: str,
+    benchmark_type: str = "sa-bench",
+) -> dict[str, Any]:
+    runs = sorted((build_sa_bench_run(r) for r in results), key=lambda r: r["concurrency"] or 0)
+    model = results[0].get("model_id") if results else None
+    return {
+        "benchmark_type": benchmark_type,
+        "timestamp": timestamp,
+        "config": {"model": model, "isl": isl, "osl": osl},
+        "runs": runs,
+    }
+
+
+def _aiperf_metric(doc: Mapping[str, Any], name: str, stat: str) -> Any:
+    value = doc.get(name)
+    if isinstance(value, Mapping):
+        return value.get(stat)
+    return None
+
+
+def build_aiperf_runs(exports: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rollup runs (same schema as sa-bench) from aiperf's `profile_export_aiperf.json` per
+    concurrency. TPOT is aiperf's inter-token latency, as in the reference."""
+    runs = []
+    for c in sorted(exports):
+        d = exports[c]
+        runs.append(
+            {
+                "concurrency": c,
+                "throughput_toks": _aiperf_metric(d, "output_token_throughput", "avg"),
+                "request_throughput": _aiperf_metric(d, "request_throughput", "avg"),
+                "ttft_mean_ms": _aiperf_metric(d, "time_to_first_token", "avg"),
+                "ttft_p99_ms": _aiperf_metric(d, "time_to_first_token", "p99"),
+                "tpot_mean_ms": _aiperf_metric(d, "inter_token_latency", "avg"),
+                "tpot_p99_ms": _aiperf_metric(d, "inter_token_latency", "p99"),
+                "itl_mean_ms": _aiperf_metric(d, "inter_token_latency", "avg"),
+                "itl_p99_ms": _aiperf_metric(d, "inter_token_latency", "p99"),
+                "e2el_mean_ms": _aiperf_metric(d, "request_latency", "avg"),
+                "completed_requests": _aiperf_metric(d, "good_request_count", "avg")
+                or _aiperf_metric(d, "request_count", "avg"),
+                "total_input_tokens": _aiperf_metric(d, "total_isl", "avg")
+                or _aiperf_metric(d, "total_usage_prompt_tokens", "avg"),
+                "total_output_tokens": _aiperf_metric(d, "total_osl", "avg")
+                or _aiperf_metric(d, "total_output_tokens", "avg"),
+                "total_token_throughput": _aiperf_metric(d, "total_token_throughput", "avg"),
+                "ttft_median_ms": _aiperf_metric(d, "time_to_first_token", "p50"),
+                "tpot_median_ms": _aiperf_metric(d, "inter_token_latency", "p50"),
+                "itl_median_ms": _aiperf_metric(d, "inter_token_latency", "p50"),
+            }
+        )
+    return runs
+
+
+def format_csv_number(value: Any) -> str:
+    """At most 3 decimals, trailing zeros stripped; empty for None."""
+    if value is None or isinstance(value, bool):
+        return ""
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return ""
+        text = f"{value:.3f}".rstrip("0").rstrip(".")
+        return "0" if text == "-0" else text
+    return str(value)
+
+
+def nearest_rank(values: Sequence[float], p: float) -> float | None:
+    """Nearest-rank percentile (the rollup's P90 of running requests)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100.0 * len(ordered)))
+    return ordered[rank - 1]
+
+
+_RUNNING = re.compile(r"#running-req:\s*(\d+)")
+
+
+def read_running_requests(log_dir: Path) -> list[float]:
+    """`#running-req: N` values from SGLang decode logs (`*decode*.out`)."""
+    values: list[float] = []
+    for path in sorted(log_dir.glob("*decode*.out")):
+        text = path.read_text(errors="replace")
+        values.extend(float(m.group(1)) for m in _RUNNING.finditer(text))
+    return values
+
+
+def build_rollup_csv(
+    rollup: Mapping[str, Any],
+    *,
+    config_name: str,
+    gpus: GpuCounts,
+    p90_running: float | None,
+) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    working_total = gpus.working_total
+    for run in sorted(rollup.get("runs", []), key=lambda r: r.get("concurrency") or 0):
+        tpot = run.get("tpot_median_ms")
+        per_user = 1000.0 / tpot if isinstance(tpot, int | float) and tpot > 0 else None
+        total_tp = run.get("total_token_throughput")
+        per_gpu = total_tp / working_total if isinstance(total_tp, int | float) else None
+        writer.writerow(
+            [
+                config_name,
+                gpus.total,
+                gpus.decode_count,
+                working_total,
+                gpus.decode_count,
+                gpus.prefill if gpus.prefill is not None else 0,
+            ]
+            + [
+                format_csv_number(v)
+                for v in (
+                    run.get("concurrency"),
+                    total_tp,
+                    run.get("throughput_toks"),
+                    run.get("ttft_median_ms"),
+                    tpot,
+                    run.get("itl_median_ms"),
+                    p90_running if gpus.disaggregated else None,
+                    per_user,
+                    per_gpu,
+                )
+            ]
+        )
+    return out.getvalue()
+
+
+def read_sa_bench_results(log_dir: Path) -> list[dict[str, Any]]:
+    """Every `<log_dir>/sa-bench_*/results_*.json`, sorted by path."""
+    docs = []
+    for path in sorted(log_dir.glob("sa-bench_*/results_*.json")):
+        try:
+            doc = msgspec.json.decode(path.read_bytes())
+        except msgspec.DecodeError as exc:
+            raise BenchDatasetError(f"{path}: not valid JSON: {exc}") from exc
+        if not isinstance(doc, dict):
+            raise BenchDatasetError(f"{path}: expected a JSON object")
+        docs.append(doc)
+    return docs
+
+
+def write_rollup(log_dir: Path, rollup: Mapping[str, Any], csv_text: str | None) -> Path:
+    path = log_dir / "benchmark-rollup.json"
+    path.write_bytes(msgspec.json.format(msgspec.json.encode(rollup), indent=2) + b"\n")
+    if csv_text is not None:
+        (log_dir / "benchmark-rollup.csv").write_text(csv_text)
+    return path

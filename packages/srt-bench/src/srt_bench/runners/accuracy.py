@@ -1,0 +1,80 @@
+"""Settings of the accuracy evaluators (gsm8k, mmlu, gpqa, longbenchv2) with defaults (pure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from srt_bench.config import BenchRunConfig
+from srt_bench.errors import BenchConfigError
+from srt_bench.plans import EvalName, EvalPlan
+
+__all__ = ["DATASET_FILES", "EVAL_DEFAULTS", "build_eval"]
+
+
+class _Defaults(msgspec.Struct, frozen=True, kw_only=True):
+    num_examples: int | None
+    max_tokens: int
+    num_threads: int
+    repeat: int
+    num_shots: int = 0
+
+
+#: Reference defaults (spec §2.2); None = every example of the file.
+EVAL_DEFAULTS: dict[EvalName, _Defaults] = {
+    "gsm8k": _Defaults(num_examples=1319, max_tokens=256, num_threads=512, repeat=1, num_shots=5),
+    "mmlu": _Defaults(num_examples=200, max_tokens=2048, num_threads=512, repeat=8),
+    "gpqa": _Defaults(num_examples=198, max_tokens=32768, num_threads=128, repeat=8),
+    "longbenchv2": _Defaults(num_examples=None, max_tokens=16384, num_threads=16, repeat=1),
+}
+
+#: File looked up in `datasets_dir` when `benchmark.dataset_path` is unset.
+DATASET_FILES: dict[EvalName, str] = {
+    "gsm8k": "gsm8k.jsonl",
+    "mmlu": "mmlu.jsonl",
+    "gpqa": "gpqa.jsonl",
+    "longbenchv2": "longbenchv2.jsonl",
+}
+
+LONGBENCH_MAX_CONTEXT = 128000
+
+
+def _positive(name: str, value: int | float | None) -> None:
+    if value is not None and value <= 0:
+        raise BenchConfigError(f"$.benchmark.{name}: must be positive, got {value}")
+
+
+def build_eval(config: BenchRunConfig, name: EvalName) -> EvalPlan:
+    b = config.benchmark
+    d = EVAL_DEFAULTS[name]
+    if b.dataset_path:
+        dataset = b.dataset_path
+    elif config.datasets_dir:
+        dataset = str(Path(config.datasets_dir) / DATASET_FILES[name])
+    else:
+        raise BenchConfigError(
+            f"$.benchmark.dataset_path: {name} reads its questions from a JSON Lines file; set "
+            f"benchmark.dataset_path or datasets_dir (holding {DATASET_FILES[name]}) in the run "
+            "config (nothing is downloaded at run time)"
+        )
+    for field in ("num_examples", "max_tokens", "num_threads", "repeat", "max_context_length"):
+        _positive(field, getattr(b, field))
+    if b.num_shots is not None and b.num_shots < 0:
+        raise BenchConfigError(f"$.benchmark.num_shots: must be >= 0, got {b.num_shots}")
+    return EvalPlan(
+        name=name,
+        dataset_file=dataset,
+        num_examples=b.num_examples if b.num_examples is not None else d.num_examples,
+        num_shots=b.num_shots if b.num_shots is not None else d.num_shots,
+        max_tokens=b.max_tokens or d.max_tokens,
+        num_threads=b.num_threads or d.num_threads,
+        repeat=b.repeat or d.repeat,
+        temperature=b.temperature if b.temperature is not None else 0.0,
+        top_p=b.top_p,
+        top_k=b.top_k,
+        categories=b.categories if name == "longbenchv2" else None,
+        max_context_length=(b.max_context_length or LONGBENCH_MAX_CONTEXT)
+        if name == "longbenchv2"
+        else None,
+    )

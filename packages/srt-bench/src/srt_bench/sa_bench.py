@@ -1,0 +1,372 @@
+"""The sa-bench runner: sanity request, then per concurrency a warmup, a test prompt and the
+formal phase; one result JSON (and measurement window) per formal phase; the failure gate."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+from tokenizers import Tokenizer
+
+from srt_bench.client import PreparedRequest, StreamClient, build_request_body
+from srt_bench.config import WARMUP_REQUEST_RATE, BenchRunConfig
+from srt_bench.errors import BenchDatasetError, BenchGateError, BenchRequestError
+from srt_bench.loadgen import PhaseRun, run_phase
+from srt_bench.prompts import (
+    Prompt,
+    build_synthetic_prompts,
+    read_custom_dataset,
+    read_tokenizer,
+    sample_dataset_prompts,
+)
+from srt_bench.records import RequestRecord
+from srt_bench.results import MAX_FAILURE_RATE, build_outcome, build_result, result_stem
+from srt_bench.sa_bench_settings import SaBenchSettings, SlowDown, result_dir_name
+from srt_bench.stats import PhaseMetrics, build_phase_metrics
+from srt_bench.windows import build_window, write_window
+
+__all__ = ["PhaseSummary", "count_missing_tokens", "prepare_requests", "run_sa_bench"]
+
+Log = Callable[[str], None]
+
+
+class PhaseSummary(msgspec.Struct, frozen=True, kw_only=True):
+    concurrency: int
+    result_path: Path
+    metrics: PhaseMetrics
+    outcome: dict[str, Any]
+
+
+def prepare_requests(
+    prompts: Sequence[Prompt], *, settings: SaBenchSettings, model: str
+) -> list[PreparedRequest]:
+    return [
+        PreparedRequest(
+            body=build_request_body(
+                api=settings.api,
+                model=model,
+                prompt=p.text,
+                max_tokens=p.output_tokens,
+                ignore_eos=p.output_tokens is not None,
+            ),
+            prompt_tokens=p.tokens,
+        )
+        for p in prompts
+    ]
+
+
+def count_missing_tokens(
+    records: Sequence[RequestRecord], tokenizer: Tokenizer | None
+) -> list[RequestRecord]:
+    """Count output tokens by re-tokenizing the text of completed requests the server gave no
+    usage for (only when a tokenizer is available)."""
+    out: list[RequestRecord] = []
+    for r in records:
+        if r.success and r.token_source == "none" and tokenizer is not None:
+            n = len(tokenizer.encode(r.text, add_special_tokens=False).ids) if r.text else 0
+            out.append(msgspec.structs.replace(r, output_tokens=n, token_source="tokenizer"))
+        else:
+            out.append(r)
+    return out
+
+
+def _prompts(
+    config: BenchRunConfig,
+    settings: SaBenchSettings,
+    tokenizer: Tokenizer | None,
+    count: int,
+    seed: int,
+) -> list[Prompt]:
+    if settings.dataset == "custom":
+        assert settings.dataset_path is not None
+        rows = read_custom_dataset(Path(settings.dataset_path))
+        return sample_dataset_prompts(rows, tokenizer, count=count, osl=settings.osl, seed=seed)
+    if tokenizer is None:
+        raise BenchDatasetError(
+            "sa-bench synthetic prompts need the model's tokenizer: set tokenizer_path in the run "
+            "config to the model folder"
+        )
+    assert settings.isl is not None and settings.osl is not None
+    return build_synthetic_prompts(
+        tokenizer,
+        count=count,
+        isl=settings.isl,
+        osl=settings.osl,
+        range_ratio=settings.range_ratio,
+        seed=seed,
+    )
+
+
+class _SlowDownControl:
+    """POST `/slow_down` before the formal phase; clear after `wait_time` or at its end."""
+
+    def __init__(self, spec: SlowDown, api_key: str | None, log: Log) -> None:
+        self._spec = spec
+        self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._log = log
+        self._timer: asyncio.Task[None] | None = None
+        self._cleared = False
+
+    async def _post(self, value: float | None) -> None:
+        async with httpx.AsyncClient(timeout=60.0, trust_env=False) as client:
+            for base in self._spec.urls:
+                url = base.rstrip("/") + "/slow_down"
+                try:
+                    resp = await client.post(
+                        url, json={"forward_sleep_time": value}, headers=self._headers
+                    )
+                except httpx.HTTPError as exc:
+                    self._log(f"slow_down: POST {url} failed: {exc}")
+                    continue
+                if resp.status_code >= 400:
+                    self._log(f"slow_down: POST {url} answered HTTP {resp.status_code}")
+
+    async def start(self) -> None:
+        await self._post(self._spec.sleep_time)
+        self._log(
+            f"slow_down: forward_sleep_time={self._spec.sleep_time} on "
+            f"{len(self._spec.urls)} server(s), clearing after {self._spec.wait_time} s"
+        )
+        self._timer = asyncio.create_task(self._clear_later())
+
+    async def _clear_later(self) -> None:
+        await asyncio.sleep(self._spec.wait_time)
+        await self.clear()
+
+    async def clear(self) -> None:
+        if self._cleared:
+            return
+        self._cleared = True
+        await self._post(None)
+
+    async def stop(self) -> None:
+        if self._timer is not None and not self._timer.done():
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timer
+        await self.clear()
+
+
+def _header(
+    config: BenchRunConfig, settings: SaBenchSettings, concurrency: int, now: dt.datetime
+) -> dict[str, Any]:
+    return {
+        "date": now.strftime("%Y%m%d-%H%M%S"),
+        "backend": "openai-chat" if settings.api == "chat" else "openai",
+        "model_id": config.model_name,
+        "tokenizer_id": config.tokenizer_path,
+        "best_of": 1,
+        "request_rate": settings.request_rate,
+        "burstiness": 1.0,
+        "max_concurrency": concurrency,
+        "isl": settings.isl,
+        "osl": settings.osl,
+        "random_range_ratio": settings.range_ratio,
+        "dataset_name": settings.dataset,
+        "total_gpus": config.total_gpus,
+    }
+
+
+async def _sanity(client: StreamClient, config: BenchRunConfig, settings: SaBenchSettings) -> None:
+    body = build_request_body(
+        api=settings.api, model=config.model_name, prompt="Hello", max_tokens=10, ignore_eos=False
+    )
+    record = await client.send(PreparedRequest(body=body, prompt_tokens=1), origin=0.0)
+    if not record.success:
+        raise BenchRequestError(
+            f"the sanity request to {config.endpoint} failed: {record.error}; check that the "
+            f"frontend is up and serves model {config.model_name!r}"
+        )
+
+
+class _Phases:
+    """What every phase of one run shares."""
+
+    def __init__(
+        self,
+        *,
+        config: BenchRunConfig,
+        settings: SaBenchSettings,
+        tokenizer: Tokenizer | None,
+        out_dir: Path,
+        window_dir: Path | None,
+        log: Log,
+    ) -> None:
+        self.config = config
+        self.settings = settings
+        self.tokenizer = tokenizer
+        self.out_dir = out_dir
+        self.window_dir = window_dir
+        self.log = log
+        self.result_dir = out_dir / result_dir_name(settings)
+        self.client = StreamClient(
+            endpoint=config.endpoint,
+            api=settings.api,
+            max_connections=max(settings.concurrencies),
+            reuse_connections=settings.reuse_connections,
+            timeout_seconds=config.request_timeout_seconds,
+            api_key=os.environ.get("OPENAI_API_KEY") or os.environ.get("API_KEY"),
+        )
+
+    def requests(self, count: int, seed: int) -> list[PreparedRequest]:
+        prompts = _prompts(self.config, self.settings, self.tokenizer, count, seed)
+        return prepare_requests(prompts, settings=self.settings, model=self.config.model_name)
+
+    async def run(self) -> list[PhaseSummary]:
+        summaries: list[PhaseSummary] = []
+        self.result_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            await _sanity(self.client, self.config, self.settings)
+            for index, c in enumerate(self.settings.concurrencies):
+                seed = self.config.seed + 1000 * index
+                await self.warmup(c, seed)
+                summary = await self.formal(c, seed)
+                summaries.append(summary)
+                if summary.outcome["status"] != "passed":
+                    raise BenchGateError(
+                        f"concurrency {c} failed the request gate: "
+                        + "; ".join(summary.outcome["reasons"])
+                        + f" (results in {summary.result_path})"
+                    )
+        finally:
+            await self.client.aclose()
+        return summaries
+
+    async def warmup(self, c: int, seed: int) -> None:
+        if self.settings.num_warmup_mult == 0:
+            return
+        warm = self.requests(c * self.settings.num_warmup_mult, seed + 1)
+        self.log(f"concurrency {c}: warmup with {len(warm)} requests")
+        run = await run_phase(
+            self.client, warm, concurrency=c, rate=WARMUP_REQUEST_RATE, seed=seed + 2
+        )
+        failed = [r for r in run.records if not r.success]
+        if len(failed) / len(warm) > MAX_FAILURE_RATE:
+            raise BenchGateError(
+                f"SA-Bench warmup failed at concurrency {c}: {len(failed)}/{len(warm)} "
+                f"requests failed (first error: {failed[0].error})"
+            )
+
+    def window(self, stem: str, **fields: Any) -> None:
+        if self.window_dir is not None:
+            write_window(self.window_dir, stem, build_window(benchmark_type="sa-bench", **fields))
+
+    async def formal(self, c: int, seed: int) -> PhaseSummary:
+        config, settings = self.config, self.settings
+        requests = self.requests(c * settings.num_prompts_mult + 1, seed)
+        test, measured = requests[0], requests[1:]
+        test_record = await self.client.send(test, origin=0.0)
+        if not test_record.success:
+            raise BenchRequestError(
+                f"the test prompt before concurrency {c} failed: {test_record.error}"
+            )
+        stem = result_stem(c, config.total_gpus, config.prefill_gpus, config.decode_gpus)
+        result_path = self.result_dir / f"{stem}.json"
+        rel = result_path.relative_to(self.out_dir).as_posix()
+        slow = _SlowDownControl(settings.slow_down, None, self.log) if settings.slow_down else None
+        if slow is not None:
+            await slow.start()
+        self.window(
+            stem,
+            result_path=rel,
+            concurrency=c,
+            start_unix=dt.datetime.now(dt.UTC).timestamp(),
+            end_unix=None,
+            duration=None,
+            status="running",
+            reason=None,
+        )
+        self.log(
+            f"concurrency {c}: {len(measured)} measured requests, rate {settings.request_rate}"
+        )
+        try:
+            run: PhaseRun = await run_phase(
+                self.client, measured, concurrency=c, rate=settings.request_rate, seed=seed + 3
+            )
+        finally:
+            if slow is not None:
+                await slow.stop()
+        records = count_missing_tokens(run.records, self.tokenizer)
+        metrics = build_phase_metrics(
+            records,
+            duration=run.duration,
+            total_gpus=config.total_gpus,
+            percentiles=config.percentiles,
+            goodput=settings.goodput,
+        )
+        doc = build_result(
+            header=_header(config, settings, c, dt.datetime.now(dt.UTC)),
+            metrics=metrics,
+            records=records,
+            percentiles=config.percentiles,
+            start_unix=run.start_unix,
+            end_unix=run.end_unix,
+            reuse_http_connections=settings.reuse_connections,
+            requested_num_prompts=len(measured),
+        )
+        result_path.write_bytes(msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n")
+        outcome = build_outcome(metrics)
+        failed = outcome["status"] != "passed"
+        self.window(
+            stem,
+            result_path=rel,
+            concurrency=c,
+            start_unix=run.start_unix,
+            end_unix=run.end_unix,
+            duration=run.duration,
+            status="failed" if failed else "completed",
+            reason="request_gate_failed" if failed else None,
+        )
+        self.log(_summary_line(c, metrics))
+        return PhaseSummary(
+            concurrency=c, result_path=result_path, metrics=metrics, outcome=outcome
+        )
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _summary_line(c: int, m: PhaseMetrics) -> str:
+    lat = m.latencies
+    line = (
+        f"concurrency {c}: {m.completed}/{m.requested} ok in {m.duration:.2f} s, "
+        f"{m.request_throughput:.2f} req/s, {m.output_throughput:.1f} out tok/s "
+        f"({m.output_throughput_per_gpu:.1f}/GPU), TTFT p50 {_ms(lat['ttft'].median_ms)} ms, "
+        f"TPOT p50 {_ms(lat['tpot'].median_ms)} ms, ITL p50 {_ms(lat['itl'].median_ms)} ms, "
+        f"E2EL p50 {_ms(lat['e2el'].median_ms)} ms"
+    )
+    for name, summary in lat.items():
+        if summary.unmeasured is not None:
+            line += f"; {name} n/a: {summary.unmeasured}"
+    return line
+
+
+def run_sa_bench(
+    config: BenchRunConfig,
+    settings: SaBenchSettings,
+    out_dir: Path,
+    *,
+    window_dir: Path | None = None,
+    log: Log = lambda _line: None,
+) -> list[PhaseSummary]:
+    """Run every phase; raises `BenchGateError` after writing the failing phase's result."""
+    tokenizer = read_tokenizer(config.tokenizer_path) if config.tokenizer_path else None
+    if settings.slow_down_ignored:
+        log(settings.slow_down_ignored)
+    phases = _Phases(
+        config=config,
+        settings=settings,
+        tokenizer=tokenizer,
+        out_dir=out_dir,
+        window_dir=window_dir,
+        log=log,
+    )
+    return asyncio.run(phases.run())

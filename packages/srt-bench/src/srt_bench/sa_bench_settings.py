@@ -1,0 +1,136 @@
+"""sa-bench settings resolved from the recipe's `benchmark:` block, with defaults applied (pure)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from srt_bench.client import Api
+from srt_bench.config import (
+    DEFAULT_NUM_PROMPTS_MULT,
+    DEFAULT_NUM_WARMUP_MULT,
+    DEFAULT_RANDOM_RANGE_RATIO,
+    BenchRunConfig,
+    parse_concurrencies,
+    parse_request_rate,
+)
+from srt_bench.errors import BenchConfigError
+from srt_bench.stats import Goodput
+
+__all__ = ["SaBenchSettings", "SlowDown", "build_sa_bench_settings", "result_dir_name"]
+
+#: The frontend behind which SGLang `/slow_down` applies (spec Q2).
+SLOW_DOWN_FRONTEND = "sglang-router"
+
+
+class SlowDown(msgspec.Struct, frozen=True, kw_only=True):
+    urls: tuple[str, ...]
+    sleep_time: float
+    wait_time: float
+
+
+class SaBenchSettings(msgspec.Struct, frozen=True, kw_only=True):
+    concurrencies: tuple[int, ...]
+    dataset: Literal["random", "custom"]
+    dataset_path: str | None
+    isl: int | None
+    osl: int | None
+    range_ratio: float
+    request_rate: float
+    num_prompts_mult: int
+    num_warmup_mult: int
+    api: Api
+    reuse_connections: bool
+    goodput: Goodput
+    slow_down: SlowDown | None
+    #: Why a configured slow_down was ignored (the CLI logs it), or None.
+    slow_down_ignored: str | None
+
+
+def result_dir_name(settings: SaBenchSettings) -> str:
+    if settings.dataset == "custom":
+        assert settings.dataset_path is not None
+        stem = settings.dataset_path.rstrip("/").rsplit("/", 1)[-1]
+        return f"sa-bench_custom_{stem}"
+    return f"sa-bench_isl_{settings.isl}_osl_{settings.osl}"
+
+
+def _positive(name: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise BenchConfigError(f"$.benchmark.{name}: must be a positive integer, got {value}")
+
+
+def _slow_down(config: BenchRunConfig) -> tuple[SlowDown | None, str | None]:
+    b = config.benchmark
+    sleep, wait = b.slow_down_sleep_time, b.slow_down_wait_time
+    if sleep is None and wait is None:
+        return None, None
+    if not (sleep is not None and sleep > 0 and wait is not None and wait > 0):
+        return None, (
+            "slow_down ignored: set both benchmark.slow_down_sleep_time and "
+            "benchmark.slow_down_wait_time to positive numbers"
+        )
+    if config.frontend_type != SLOW_DOWN_FRONTEND:
+        return None, (
+            f"slow_down ignored: it needs frontend.type {SLOW_DOWN_FRONTEND!r}, "
+            f"got {config.frontend_type!r}"
+        )
+    if not config.slow_down_urls:
+        return None, "slow_down ignored: the plan lists no decode worker leader (slow_down_urls)"
+    return SlowDown(urls=config.slow_down_urls, sleep_time=sleep, wait_time=wait), None
+
+
+def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
+    b = config.benchmark
+    concurrencies = parse_concurrencies(b.concurrencies)
+    if not concurrencies:
+        raise BenchConfigError(
+            "$.benchmark.concurrencies: sa-bench needs at least one concurrency, e.g. [4, 8]"
+        )
+    dataset_name = b.dataset_name or "random"
+    if dataset_name not in {"random", "custom"}:
+        raise BenchConfigError(
+            f"$.benchmark.dataset_name: {dataset_name!r} is not one of 'random', 'custom'"
+        )
+    dataset: Literal["random", "custom"] = "custom" if dataset_name == "custom" else "random"
+    if dataset == "custom" and not b.dataset_path:
+        raise BenchConfigError(
+            "$.benchmark.dataset_path: dataset_name 'custom' needs a dataset_path"
+        )
+    if dataset == "random" and (b.isl is None or b.osl is None):
+        raise BenchConfigError(
+            "$.benchmark: sa-bench needs isl and osl (or dataset_name: custom with dataset_path)"
+        )
+    _positive("isl", b.isl)
+    _positive("osl", b.osl)
+    ratio = DEFAULT_RANDOM_RANGE_RATIO if b.random_range_ratio is None else b.random_range_ratio
+    if not 0.0 <= ratio <= 1.0:
+        raise BenchConfigError(f"$.benchmark.random_range_ratio: {ratio} is not in [0, 1]")
+    prompts_mult = DEFAULT_NUM_PROMPTS_MULT if b.num_prompts_mult is None else b.num_prompts_mult
+    warmup_mult = DEFAULT_NUM_WARMUP_MULT if b.num_warmup_mult is None else b.num_warmup_mult
+    _positive("num_prompts_mult", prompts_mult)
+    if warmup_mult < 0:
+        raise BenchConfigError(f"$.benchmark.num_warmup_mult: must be >= 0, got {warmup_mult}")
+    auto: Api = "chat" if b.use_chat_template else "completions"
+    api: Api = auto if config.api == "auto" else config.api
+    slow_down, ignored = _slow_down(config)
+    return SaBenchSettings(
+        concurrencies=concurrencies,
+        dataset=dataset,
+        dataset_path=b.dataset_path,
+        isl=b.isl,
+        osl=b.osl,
+        range_ratio=ratio,
+        request_rate=parse_request_rate(b.req_rate),
+        num_prompts_mult=prompts_mult,
+        num_warmup_mult=warmup_mult,
+        api=api,
+        reuse_connections=b.reuse_http_connections,
+        goodput=Goodput(
+            ttft_ms=None if b.ttft_threshold_ms is None else float(b.ttft_threshold_ms),
+            tpot_ms=None if b.itl_threshold_ms is None else float(b.itl_threshold_ms),
+        ),
+        slow_down=slow_down,
+        slow_down_ignored=ignored,
+    )
