@@ -93,9 +93,11 @@ def parse_path(text: str) -> tuple[Segment, ...]:
             out.append(text[i + 1 : end])
             i = end + 1
             expect_key = False
+        elif ch == "]":
+            raise OverrideSyntaxError(f"{text!r}: ']' without a matching '['")
         else:
             j = i
-            while j < len(text) and text[j] not in ".[":
+            while j < len(text) and text[j] not in ".[]":
                 j += 1
             out.append(text[i:j])
             i = j
@@ -145,6 +147,10 @@ def _set(doc: Any, override: PathOverride, value: Any) -> None:
         if seg not in node or node[seg] is None:
             node[seg] = [] if isinstance(nxt, int) else {}
         node = node[seg]
+        if isinstance(nxt, str) and not isinstance(node, dict):
+            raise OverrideSyntaxError(
+                f"{override.text}: cannot descend into a non-mapping at {seg!r}"
+            )
     last = path[-1]
     if isinstance(last, int):
         if not isinstance(node, list):

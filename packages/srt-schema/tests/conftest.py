@@ -1,0 +1,85 @@
+"""Shared fixtures for srt-schema's tests: the public corpus and one recipe factory."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def corpus_root() -> Path:
+    """``$SRT_CORPUS``, else ``<repo>/../shared/corpus``; its absence is a failure, not a skip."""
+    root = Path(os.environ.get("SRT_CORPUS", REPO.parent / "shared" / "corpus"))
+    if not (root / "INDEX.md").is_file():
+        raise RuntimeError(f"recipe corpus not found at {root}; set SRT_CORPUS")
+    return root
+
+
+def corpus_index() -> list[dict[str, str]]:
+    """The INDEX.md rows: layout, repo, path, schema-valid."""
+    rows = []
+    for line in (corpus_root() / "INDEX.md").read_text().splitlines():
+        if not line.startswith(("| v1 |", "| v2 |")):
+            continue
+        cols = [c.strip() for c in line.split("|")]
+        rows.append(
+            {"layout": cols[1], "rel": f"{cols[2]}/{cols[3]}", "valid": cols[10].split(":")[0]}
+        )
+    return rows
+
+
+BASE_RECIPE: dict[str, Any] = {
+    "schema": 2,
+    "name": "unit",
+    "model": {"path": "/models/tiny", "container": "nvcr.io#nvidia/sglang:1", "precision": "bf16"},
+    "resources": {"gpus_per_node": 4},
+    "engine": "sglang",
+    "roles": {"agg": {"nodes": 1, "workers": 1}},
+    "frontend": {"type": "dynamo"},
+    "benchmark": {"type": "sa-bench", "isl": 128, "osl": 128, "concurrencies": [1, 2]},
+}
+
+
+def _make_recipe(**changes: Any) -> dict[str, Any]:
+    doc = copy.deepcopy(BASE_RECIPE)
+    for key, value in changes.items():
+        if value is None:
+            doc.pop(key, None)
+        else:
+            doc[key] = value
+    return doc
+
+
+@pytest.fixture
+def make_recipe() -> Any:
+    """``make_recipe(**changes)``: a valid raw recipe, top-level keys replaced (None removes)."""
+    return _make_recipe
+
+
+@pytest.fixture(name="corpus")
+def _corpus() -> Path:
+    return corpus_root()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``v2_entry`` / ``v1_entry`` over the corpus INDEX rows."""
+    for name, layout in (("v2_entry", "v2"), ("v1_entry", "v1")):
+        if name in metafunc.fixturenames:
+            rows = [r for r in corpus_index() if r["layout"] == layout]
+            metafunc.parametrize(name, rows, ids=[r["rel"] for r in rows])
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's cluster config or Slurm environment."""
+    for key in list(os.environ):
+        if key.startswith(("SLURM_", "SRTCTL_", "AWS_")) or key in (
+            "SRTSLURM_CONFIG",
+            "CUDA_VISIBLE_DEVICES",
+        ):
+            monkeypatch.delenv(key)

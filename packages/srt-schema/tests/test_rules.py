@@ -1,0 +1,603 @@
+"""One test per rule of the validation catalogue, by exact message (cli-and-config.md §3.11)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from srt_schema import RecipeError, load_recipe_document
+
+Doc = dict[str, Any]
+
+
+def _base() -> Doc:
+    return {
+        "schema": 2,
+        "name": "unit",
+        "model": {"path": "/m", "container": "img:1", "precision": "bf16"},
+        "resources": {"gpus_per_node": 4},
+        "engine": "sglang",
+        "roles": {"agg": {"nodes": 1, "workers": 1}},
+        "frontend": {"type": "dynamo"},
+        "benchmark": {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
+    }
+
+
+def _disagg(doc: Doc) -> None:
+    doc["roles"] = {
+        "prefill": {"nodes": 1, "workers": 1, "gpus": 2},
+        "decode": {"nodes": 1, "workers": 1, "gpus": 2},
+    }
+
+
+def _all(*_: object) -> None:
+    """Lets a table lambda run several edits (their return values are ignored)."""
+
+
+def _issues(doc: Doc) -> list[tuple[str, str]]:
+    try:
+        load_recipe_document(doc, file="r.yaml")
+    except RecipeError as exc:
+        return [(i.path, i.message) for i in exc.issues]
+    return []
+
+
+def _edit(*steps: Callable[[Doc], None]) -> Doc:
+    doc = _base()
+    for step in steps:
+        step(doc)
+    return doc
+
+
+def test_the_base_recipe_is_valid() -> None:
+    assert _issues(_base()) == []
+
+
+CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
+    (
+        "unknown role",
+        lambda d: d["roles"].update(mixed={"nodes": 1}),
+        "$.roles.mixed",
+        "unknown role 'mixed'; valid roles are prefill, decode, agg",
+    ),
+    (
+        "agg and disagg together",
+        lambda d: d["roles"].update(prefill={"nodes": 1, "workers": 1}),
+        "$.roles",
+        "a recipe is aggregated (agg) or disaggregated (prefill + decode), never both; "
+        "drop roles.agg or the prefill/decode roles",
+    ),
+    (
+        "colocate on a role other than decode",
+        lambda d: d["roles"]["agg"].update(nodes="colocate"),
+        "$.roles.agg.nodes",
+        "only the decode role can colocate (on the prefill nodes)",
+    ),
+    (
+        "nodes below one",
+        lambda d: d["roles"]["agg"].update(nodes=-1),
+        "$.roles.agg.nodes",
+        "must be at least 1; got -1",
+    ),
+    (
+        "disagg role with workers but no nodes",
+        lambda d: _all(_disagg(d), d["roles"]["prefill"].pop("nodes")),
+        "$.roles.prefill.nodes",
+        "roles.prefill has workers but no nodes; set `nodes:` (decode may also be `colocate`)",
+    ),
+    (
+        "blank role container",
+        lambda d: d["roles"]["agg"].update(container=" "),
+        "$.roles.agg.container",
+        "container must be a non-empty string",
+    ),
+    (
+        "colocate without gpus",
+        lambda d: _all(_disagg(d), d["roles"]["decode"].update(nodes="colocate", gpus=None)),
+        "$.roles.decode.nodes",
+        "colocated decode (`nodes: colocate`) requires an explicit `gpus:` on both prefill and "
+        "decode (missing on decode)",
+    ),
+    (
+        "colocate capacity",
+        lambda d: _all(_disagg(d), d["roles"]["decode"].update(nodes="colocate", workers=2)),
+        "$.roles.decode.nodes",
+        "colocated decode workers do not fit on the prefill nodes: 1 prefill x 2 GPU(s) + 2 "
+        "decode x 2 GPU(s) = 6 GPU(s) on 1 node(s) x 4 GPU(s) = 4 GPU(s); lower the workers "
+        "or GPUs",
+    ),
+    (
+        "top-level and role engine",
+        lambda d: d["roles"]["agg"].update(engine="vllm"),
+        "$.roles.agg.engine",
+        "roles.agg.engine cannot be combined with a top-level engine; drop one of them",
+    ),
+    (
+        "extra_args outside trtllm",
+        lambda d: d["roles"]["agg"].update(extra_args=["--x"]),
+        "$.roles.agg.extra_args",
+        "roles.agg.extra_args is only supported by the trtllm engine (this role runs sglang); "
+        "put flags in roles.agg.args",
+    ),
+    (
+        "kv_events on trtllm",
+        lambda d: (d.update(engine="trtllm"), d["roles"]["agg"].update(kv_events=True)),
+        "$.roles.agg.kv_events",
+        "roles.agg.kv_events is not supported by the trtllm engine",
+    ),
+    (
+        "sidecars disagree",
+        lambda d: _all(
+            _disagg(d),
+            d["roles"]["prefill"].update(sidecar=True),
+            d["roles"]["decode"].update(sidecar=False),
+        ),
+        "$.roles",
+        "roles.*.sidecar must agree across roles (the Dynamo sidecar mode is job-wide); got "
+        "decode=false, prefill=true",
+    ),
+    (
+        "sidecar without the dynamo frontend",
+        lambda d: _all(
+            d["roles"]["agg"].update(sidecar=True, workers=2),
+            d["frontend"].update(type="sglang-router"),
+        ),
+        "$.dynamo.sidecar",
+        "the Dynamo sidecar mode needs frontend.type: dynamo (got 'sglang-router')",
+    ),
+    (
+        "unknown frontend",
+        lambda d: d["frontend"].update(type="nginx"),
+        "$.frontend.type",
+        "unknown frontend.type 'nginx'; available: atomesh, dynamo, none, sgl-router, sglang, "
+        "sglang-router, smg, tilert-router, trtllm_serve, vllm, vllm-router",
+    ),
+    (
+        "frontend engine pairing",
+        lambda d: d["frontend"].update(type="vllm-router"),
+        "$.frontend.type",
+        "frontend.type: vllm-router requires engine vllm; got agg=sglang",
+    ),
+    (
+        "worker_selection outside dynamo",
+        lambda d: d["frontend"].update(type="sglang-router", worker_selection={"a": 1}),
+        "$.frontend.worker_selection",
+        "frontend.worker_selection is only supported with frontend.type: dynamo",
+    ),
+    (
+        "direct frontend with multiple frontends",
+        lambda d: d["frontend"].update(type="sglang"),
+        "$.frontend.enable_multiple_frontends",
+        "frontend.type: sglang serves from the worker itself; set enable_multiple_frontends: false",
+    ),
+    (
+        "direct frontend with two workers",
+        lambda d: _all(
+            d["frontend"].update(type="sglang", enable_multiple_frontends=False),
+            d["roles"]["agg"].update(workers=2),
+        ),
+        "$.frontend.type",
+        "frontend.type: sglang (direct: the worker serves the API itself) supports exactly one "
+        "aggregate worker, got 2; for several workers write frontend.type: sglang-router or "
+        "dynamo",
+    ),
+    (
+        "direct frontend with disagg",
+        lambda d: _all(
+            _disagg(d), d["frontend"].update(type="sglang", enable_multiple_frontends=False)
+        ),
+        "$.roles",
+        "frontend.type: sglang runs one aggregate worker; it has no prefill/decode layout (use a "
+        "router or dynamo frontend)",
+    ),
+    (
+        "frontend none with workers",
+        lambda d: d["frontend"].update(type="none"),
+        "$.frontend.type",
+        "frontend.type: none is only supported without engine roles (no prefill/decode/agg "
+        "workers); pick a frontend for the workers or drop them",
+    ),
+    (
+        "moriio without vllm-router",
+        lambda d: d.update(engine={"type": "vllm", "connector": "moriio"}),
+        "$.engine.connector",
+        "a discovery connector (engine.connector: moriio) registers workers with the vLLM "
+        "Router; it requires frontend.type: vllm-router (got 'dynamo')",
+    ),
+    (
+        "bad frontend placement",
+        lambda d: d["frontend"].update(placement={"node": "last_decode"}),
+        "$.frontend.placement.node",
+        "'last_decode' is not a frontend placement; use one of head, first_decode, dedicated",
+    ),
+    (
+        "last_decode without decode workers",
+        lambda d: d["benchmark"].update(placement={"node": "last_decode"}),
+        "$.benchmark.placement.node",
+        "benchmark.placement.node is last_decode, but no decode workers were found",
+    ),
+    (
+        "het jobs on agg",
+        lambda d: d["resources"].update(het_jobs=True),
+        "$.resources.het_jobs",
+        "het_jobs=true requires a disaggregated layout (declare roles.prefill and roles.decode)",
+    ),
+    (
+        "het jobs on vllm",
+        lambda d: _all(_disagg(d), d.update(engine="vllm"), d["resources"].update(het_jobs=True)),
+        "$.resources.het_jobs",
+        "het_jobs=true is only supported on the sglang engine; got prefill=vllm",
+    ),
+    (
+        "het jobs with a dedicated client",
+        lambda d: _all(
+            _disagg(d),
+            d["resources"].update(het_jobs=True),
+            d["benchmark"].update(placement={"node": "dedicated"}),
+        ),
+        "$.resources.het_jobs",
+        "benchmark.placement.node: dedicated is not supported together with het_jobs=true",
+    ),
+    (
+        "top_of_tree with a source",
+        lambda d: d.update(dynamo={"top_of_tree": True, "source": {"pypi": "1.0.0"}}),
+        "$.dynamo.top_of_tree",
+        "dynamo.top_of_tree cannot be combined with dynamo.source; pin a commit in source.rev "
+        "or drop top_of_tree",
+    ),
+    (
+        "two dynamo sources",
+        lambda d: d.update(dynamo={"source": {"pypi": "1.0.0", "wheel": "/w.whl"}}),
+        "$.dynamo.source",
+        "dynamo.source needs exactly one of git (with rev), pypi, or wheel; got pypi, wheel",
+    ),
+    (
+        "moving dynamo rev",
+        lambda d: d.update(dynamo={"source": {"rev": "main"}}),
+        "$.dynamo.source.rev",
+        "dynamo.source.rev must be an immutable ref (commit SHA, tag, or refs/pull/<n>/head), "
+        "not a moving branch name: 'main'",
+    ),
+    (
+        "bad sha",
+        lambda d: d.update(dynamo={"source": {"rev": "v1", "sha": "XYZ"}}),
+        "$.dynamo.source.sha",
+        "'XYZ' is not a commit SHA (4-40 lowercase hex digits)",
+    ),
+    (
+        "sha on a pypi source",
+        lambda d: d.update(dynamo={"source": {"pypi": "1.0", "sha": "abcd"}}),
+        "$.dynamo.source.sha",
+        "source.sha only applies to a git source",
+    ),
+    (
+        "sidecar port",
+        lambda d: d.update(dynamo={"sidecar_port": 70000}),
+        "$.dynamo.sidecar_port",
+        "must be a port in 1..65535; got 70000",
+    ),
+    (
+        "failover outside dynamo",
+        lambda d: _all(
+            d.update(engine={"type": "vllm", "failover": {}}),
+            d["frontend"].update(type="vllm-router"),
+        ),
+        "$.engine.failover",
+        "engine.failover needs frontend.type: dynamo",
+    ),
+    (
+        "unknown profiler",
+        lambda d: d.update(profiling={"type": "perf"}),
+        "$.profiling.type",
+        "'perf' is not a profiler; use one of none, nsys, nsys-time, torch",
+    ),
+    (
+        "torch profiling on trtllm",
+        lambda d: d.update(engine="trtllm", profiling={"type": "torch", "aggregated": {}}),
+        "$.profiling.type",
+        "torch profiling is not supported with trtllm",
+    ),
+    (
+        "nsys-time without a window",
+        lambda d: d.update(profiling={"type": "nsys-time", "aggregated": {}}),
+        "$.profiling",
+        "profiling.type nsys-time needs both delay_secs and duration_secs",
+    ),
+    (
+        "agg profiling without the aggregated phase",
+        lambda d: d.update(profiling={"type": "torch"}),
+        "$.profiling.aggregated",
+        "a aggregated recipe profiles with profiling.aggregated",
+    ),
+    (
+        "profiling phase that does not apply",
+        lambda d: d.update(profiling={"type": "torch", "aggregated": {}, "prefill": {}}),
+        "$.profiling.prefill",
+        "profiling.prefill does not apply to a aggregated recipe",
+    ),
+    (
+        "selected worker out of range",
+        lambda d: d.update(
+            profiling={
+                "type": "torch",
+                "aggregated": {"capture_scope": "selected", "worker_index": 3},
+            }
+        ),
+        "$.profiling.aggregated.worker_index",
+        "worker_index 3 is out of range; the phase has 1 worker(s)",
+    ),
+    (
+        "nsys capture window",
+        lambda d: d.update(observability={"nsys": {"capture_window": "forever"}}),
+        "$.observability.nsys.capture_window",
+        "'forever' is not allowed; expected one of 'measured_workload', 'including_startup'",
+    ),
+    (
+        "tachometer subdir equals telemetry subdir",
+        lambda d: d.update(observability={"tachometer": {"storage_subdir": "power"}}),
+        "$.observability.tachometer.storage_subdir",
+        "must differ from telemetry.storage_subdir; each writes its own files",
+    ),
+    (
+        "unsafe tachometer subdir",
+        lambda d: d.update(observability={"tachometer": {"storage_subdir": "../x"}}),
+        "$.observability.tachometer.storage_subdir",
+        "must not contain '..' or empty parts",
+    ),
+    (
+        "cpu power without telemetry",
+        lambda d: d.update(telemetry={"cpu_power": {"enabled": True}}),
+        "$.telemetry.cpu_power.enabled",
+        "telemetry.cpu_power.enabled requires telemetry.enabled",
+    ),
+    (
+        "cpu power required without the collector",
+        lambda d: d.update(telemetry={"cpu_power": {"required": True}}),
+        "$.telemetry.cpu_power.required",
+        "telemetry.cpu_power.required has no effect unless telemetry.cpu_power.enabled",
+    ),
+    (
+        "telemetry with nothing to collect",
+        lambda d: d.update(telemetry={"enabled": True}),
+        "$.telemetry",
+        "telemetry.enabled requires telemetry.dcgm_exporter, telemetry.cpu_power_exporter, or "
+        "telemetry.cpu_power.enabled; otherwise there is nothing to collect",
+    ),
+    (
+        "telemetry with an unsupported benchmark",
+        lambda d: d.update(
+            telemetry={"enabled": True, "dcgm_exporter": {"container_image": "d", "port": 9401}},
+            benchmark={"type": "gsm8k"},
+        ),
+        "$.telemetry.enabled",
+        "GPU power telemetry supports benchmark types sa-bench, agentic, agentx, custom, "
+        "manual; got 'gsm8k'",
+    ),
+    (
+        "cpu power subdir equals telemetry subdir",
+        lambda d: d.update(
+            telemetry={"enabled": True, "cpu_power": {"enabled": True, "storage_subdir": "power"}}
+        ),
+        "$.telemetry.cpu_power.storage_subdir",
+        "telemetry.cpu_power.storage_subdir must differ from telemetry.storage_subdir; the two "
+        "legs write their own samples and manifest",
+    ),
+    (
+        "collector join budget",
+        lambda d: d.update(
+            telemetry={
+                "enabled": True,
+                "cpu_power": {"enabled": True},
+                "collector_join_timeout_seconds": 5,
+            }
+        ),
+        "$.telemetry.collector_join_timeout_seconds",
+        "must be greater than 10 (2 x (2 x request_timeout_seconds + 1))",
+    ),
+    (
+        "stream interval",
+        lambda d: d.update(reporting={"status": {"logging-stream-interval": 0}}),
+        "$.reporting.status.logging-stream-interval",
+        "must be a finite number above 0",
+    ),
+    (
+        "duplicate service names",
+        lambda d: d.update(
+            services=[{"name": "a", "command": ["x"]}, {"name": "a", "command": ["y"]}]
+        ),
+        "$.services[1].name",
+        "services[].name must be unique; duplicate: 'a'",
+    ),
+    (
+        "unknown service type",
+        lambda d: d.update(services=[{"name": "a", "type": "redis"}]),
+        "$.services[0].type",
+        "unknown service type 'redis'; available: dcgm-exporter, etcd, generic, gms, "
+        "lmcache-server, mooncake-master, mooncake-store, nats, node-exporter, "
+        "process-exporter, ray",
+    ),
+    (
+        "generic service without a command",
+        lambda d: d.update(services=[{"name": "a"}]),
+        "$.services[0].command",
+        "a generic service needs `command:` (the argv to run)",
+    ),
+    (
+        "empty command entry",
+        lambda d: d.update(services=[{"name": "a", "command": ["x", " "]}]),
+        "$.services[0].command",
+        "services[0].command has an empty entry",
+    ),
+    (
+        "unknown start phase",
+        lambda d: d.update(services=[{"name": "a", "command": ["x"], "start": "later"}]),
+        "$.services[0].start",
+        "'later' is not a start phase; use one of infra, before_workers, with_workers, "
+        "after_frontend",
+    ),
+    (
+        "dedicated generic service",
+        lambda d: d.update(
+            services=[{"name": "a", "command": ["x"], "placement": {"node": "dedicated"}}]
+        ),
+        "$.services[0].placement.node",
+        "dedicated placement is for etcd, nats and mooncake-master, not generic",
+    ),
+    (
+        "per worker on head",
+        lambda d: d.update(
+            services=[{"name": "a", "command": ["x"], "placement": {"per": "worker"}}]
+        ),
+        "$.services[0].placement.per",
+        "per: worker needs placement.node prefill, decode, agg or workers",
+    ),
+    (
+        "unknown service option",
+        lambda d: d.update(services=[{"name": "n", "type": "nats", "options": {"size": 1}}]),
+        "$.services[0].options",
+        "unknown option(s) size for a nats service; allowed: max_payload_mb",
+    ),
+    (
+        "moving service rev",
+        lambda d: d.update(
+            services=[
+                {"name": "a", "command": ["x"], "source": {"git": "https://g", "rev": "master"}}
+            ]
+        ),
+        "$.services[0].source.rev",
+        "source.rev must be an immutable ref, not a moving branch name: 'master'",
+    ),
+    (
+        "etcd and nats disagree on dedicated",
+        lambda d: d.update(
+            services=[
+                {"name": "etcd", "type": "etcd", "placement": {"node": "dedicated"}},
+                {"name": "nats", "type": "nats"},
+            ]
+        ),
+        "$.services",
+        "services etcd and nats must agree on placement.node: dedicated (they share the infra "
+        "node)",
+    ),
+    (
+        "pool that nobody owns",
+        lambda d: d.update(
+            services=[{"name": "a", "command": ["x"], "placement": {"pool": "train"}}]
+        ),
+        "$.services[0].placement.pool",
+        "'train' names no service that declares nodes (pools: none)",
+    ),
+    (
+        "mooncake store without master",
+        lambda d: d.update(services=[{"name": "s", "type": "mooncake-store"}]),
+        "$.services",
+        "a mooncake-store service needs a mooncake-master service",
+    ),
+    (
+        "terminal service with a benchmark",
+        lambda d: d.update(services=[{"name": "a", "command": ["x"], "terminal": True}]),
+        "$.services[0].terminal",
+        "a terminal service ends the job itself; it cannot be combined with benchmark.type "
+        "'sa-bench' (use manual)",
+    ),
+    (
+        "unknown benchmark type",
+        lambda d: d.update(benchmark={"type": "speedtest"}),
+        "$.benchmark.type",
+        "unknown benchmark.type 'speedtest'; available: agentperf, custom, gpqa, gsm8k, "
+        "lm-eval, longbenchv2, manual, mmlu, mooncake-router, router, sa-bench, sglang-bench, "
+        "trace-replay",
+    ),
+    (
+        "field the benchmark type does not read",
+        lambda d: d["benchmark"].update(num_shots=5),
+        "$.benchmark.num_shots",
+        "benchmark.type 'sa-bench' does not use num_shots; fields it accepts: aiperf_args, "
+        "aiperf_package, colocate_with_frontend, concurrencies, custom_tokenizer, dataset_name, "
+        "dataset_path, isl, num_prompts_mult, num_warmup_mult, osl, placement, "
+        "random_range_ratio, req_rate, reuse_http_connections, slow_down_sleep_time, "
+        "slow_down_wait_time, stream_output, sweep, type, use_chat_template",
+    ),
+    (
+        "malformed concurrency string",
+        lambda d: d["benchmark"].update(concurrencies="4,8"),
+        "$.benchmark.concurrencies",
+        "'4,8' is not a concurrency list; write [4, 8] or \"4x8\"",
+    ),
+    (
+        "duplicate concurrencies",
+        lambda d: d["benchmark"].update(concurrencies=[4, 4]),
+        "$.benchmark.concurrencies",
+        "must be a non-empty list of unique positive integers",
+    ),
+    (
+        "custom benchmark without a command",
+        lambda d: d.update(benchmark={"type": "custom"}),
+        "$.benchmark.command",
+        "a custom benchmark needs `command:`",
+    ),
+    (
+        "sa-bench without sizes",
+        lambda d: d.update(benchmark={"type": "sa-bench"}),
+        "$.benchmark.isl",
+        "sa-bench needs isl, osl, concurrencies",
+    ),
+    (
+        "bad request rate",
+        lambda d: d["benchmark"].update(req_rate="fast"),
+        "$.benchmark.req_rate",
+        "'fast' is not a rate; use a number or inf",
+    ),
+    (
+        "empty host_setup command",
+        lambda d: d.update(host_setup={"commands": [""]}),
+        "$.host_setup.commands[0]",
+        "host_setup.commands[0] is empty",
+    ),
+    (
+        "post_eval passthrough name",
+        lambda d: d.update(post_eval={"passthrough_env": ["1BAD"]}),
+        "$.post_eval.passthrough_env[0]",
+        "'1BAD' is not an environment variable name",
+    ),
+    (
+        "bad fatal pattern",
+        lambda d: d.update(health_check={"extra_fatal_log_patterns": ["("]}),
+        "$.health_check.extra_fatal_log_patterns[0]",
+        "'(' is not a valid regular expression: missing ), unterminated subpattern at position 0",
+    ),
+    (
+        "engine mapping with per-role keys",
+        lambda d: d.update(engine={"type": "sglang", "sglang_config": {}}),
+        "$.engine.sglang_config",
+        "an engine mapping carries engine-wide knobs only; per-role settings (sglang_config) "
+        "live under roles.<role> (env, args, extra_args, kv_events)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("edit", "path", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_rule(edit: Callable[[Doc], None], path: str, message: str) -> None:
+    issues = _issues(_edit(edit))
+    assert (path, message) in issues, issues
+
+
+def test_every_issue_of_a_file_is_reported_at_once() -> None:
+    doc = _base()
+    doc["roles"]["agg"]["wokers"] = 2
+    doc["resources"]["gpus_per_node"] = "8"
+    doc["benchmark"]["isl"] = "long"
+    paths = [p for p, _ in _issues(doc)]
+    assert paths == ["$.resources.gpus_per_node", "$.roles.agg.wokers", "$.benchmark.isl"]
+
+
+def test_decode_nodes_zero_means_colocate() -> None:
+    doc = _base()
+    _disagg(doc)
+    doc["roles"]["decode"]["nodes"] = 0
+    assert _issues(copy.deepcopy(doc)) == []
