@@ -7,7 +7,7 @@ v1 recipe often carries, say, ``isl`` under ``type: gsm8k``. Unregistered types 
 from __future__ import annotations
 
 from srt_schema.migrate._context import Variant, scalar
-from srt_schema.migrate._yaml import new_seq, pop_key, put_key
+from srt_schema.migrate._yaml import pop_key, put_key
 
 __all__ = [
     "ACCEPTED_FIELDS",
@@ -90,7 +90,7 @@ def prune_benchmark(v: Variant) -> None:
         target = v.child_map(v.doc, "benchmark")
         for key in stale:
             if key not in target:
-                put_key(target, key, new_seq([None], flow=True) if v.is_zip else None)
+                put_key(target, key, None)
                 v.note(
                     f"benchmark.{key}: null (the base sets it; type {bench_type} does not use it)"
                 )

@@ -61,9 +61,24 @@ def fold_dynamo_source(v: Variant) -> None:
         node: Any = None  # an override deleting the base's pin deletes the source
     else:
         node = new_map(source)
+        _clear_base_source(v, node)
     keys = list(dynamo.keys())
     index = keys.index("install") + 1 if "install" in keys else min(first_index, len(keys))
     put_key(dynamo, "source", node, index=index, moved=carrier, indent=v.column(1))
     v.note(summary)
     for key in dropped:
         v.note(f"dropped dynamo.{key} (superseded by dynamo.source)")
+
+
+def _clear_base_source(v: Variant, source: Any) -> None:
+    """An override's source replaces the base's: null out the base's other source kinds."""
+    if not v.is_override or v.base_v2 is None:
+        return
+    base_dynamo = v.base_v2.get("dynamo")
+    base_source = base_dynamo.get("source") if isinstance(base_dynamo, dict) else None
+    if not isinstance(base_source, dict):
+        return
+    for key in base_source:
+        if key not in source:
+            source[key] = None
+            v.note(f"dynamo.source.{key}: null (the base pins another source)")

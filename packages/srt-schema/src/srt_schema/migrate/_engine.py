@@ -76,8 +76,13 @@ def fold_engine(v: Variant) -> None:
         v.note("dropped the empty backend block (the base's engine applies)")
         return
     put_key(v.doc, "engine", engine, index=index, moved=moved, indent=v.column(0))
-    shown = engine if isinstance(engine, str) else "{...}"
-    v.note(f"backend -> engine: {shown}" if engine is not None else "backend: null -> engine: null")
+    if is_map(engine):
+        shown = (
+            "{" + ", ".join(f"{k}: {engine[k]}" if k == "type" else str(k) for k in engine) + "}"
+        )
+    else:
+        shown = str(engine) if engine is not None else "null"
+    v.note(f"backend -> engine: {shown}")
 
 
 _DROP = object()

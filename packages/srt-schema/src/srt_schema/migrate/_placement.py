@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from srt_schema.migrate._context import Variant
-from srt_schema.migrate._yaml import Moved, is_flow, new_map, new_seq, pop_key, put_key
+from srt_schema.migrate._yaml import (
+    Moved,
+    is_flow,
+    new_map,
+    new_seq,
+    pop_key,
+    put_key,
+    replace_scalar,
+)
 
 __all__ = ["fold_placement", "rename_sglang_frontend"]
 
@@ -26,7 +34,7 @@ def rename_sglang_frontend(v: Variant) -> None:
         return
     current = frontend["type"]
     if current == "sglang":
-        frontend["type"] = "sglang-router"
+        replace_scalar(frontend, "type", "sglang-router")
     elif isinstance(current, list) and "sglang" in current:
         frontend["type"] = new_seq(
             ["sglang-router" if item == "sglang" else item for item in current],

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from srt_schema.migrate._context import Variant, scalar
-from srt_schema.migrate._yaml import is_flow, new_seq, pop_key, put_key
+from srt_schema.migrate._yaml import is_flow, new_seq, pop_key, put_key, replace_scalar
 
 __all__ = ["ROLE_MODES", "engine_config_key", "fold_roles"]
 
@@ -128,7 +128,7 @@ def _colocate(v: Variant) -> None:
             flow=is_flow(nodes),
         )
     elif _is_zero(nodes):
-        decode["nodes"] = "colocate"
+        replace_scalar(decode, "nodes", "colocate")
     else:
         return
     v.note("roles.decode.nodes: 0 -> colocate (decode shares the prefill nodes)")

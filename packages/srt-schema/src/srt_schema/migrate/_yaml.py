@@ -35,6 +35,7 @@ __all__ = [
     "normalize_comments",
     "pop_key",
     "put_key",
+    "replace_scalar",
     "set_above",
     "set_flow",
     "split_document_header",
@@ -61,7 +62,13 @@ def _make_yaml(text: str, file: str) -> Any:
     yaml.width = 4096
     mapping, sequence, offset = _detect_indent(text)
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    # write an explicit `null` (ruamel's round-trip default is an empty value)
+    yaml.representer.add_representer(type(None), _represent_null)
     return yaml
+
+
+def _represent_null(representer: Any, _: None) -> Any:
+    return representer.represent_scalar("tag:yaml.org,2002:null", "null")
 
 
 _KEY_LINE = re.compile(r"^(\s*)(?:- )?[^\s#-][^:#]*:\s*(?:#.*)?$")
@@ -166,6 +173,17 @@ def new_seq(items: list[Any], *, flow: bool = False) -> Any:
 def is_flow(value: Any) -> bool:
     """Whether a ruamel collection is written in flow style (``[a, b]`` / ``{a: 1}``)."""
     return bool(value.fa.flow_style())
+
+
+def replace_scalar(mapping: Any, key: str, value: Any) -> None:
+    """Set ``mapping[key]`` and shift its end-of-line comment so the gap before it is kept."""
+    old = mapping[key]
+    mapping[key] = value
+    entry = mapping.ca.items.get(key)
+    token = entry[2] if entry else None
+    if token is not None and token.start_mark is not None and isinstance(old, str):
+        shift = len(str(value)) - len(old)
+        token.start_mark.column = max(0, int(token.start_mark.column) + shift)
 
 
 def set_flow(mapping: Any) -> Any:
