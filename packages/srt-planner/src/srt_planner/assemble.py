@@ -1,0 +1,233 @@
+"""``plan_job``: the complete JobPlan as a pure function of recipe, cluster and allocation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import msgspec
+
+from srt_planner.benchmark import build_benchmark
+from srt_planner.carving import carve_nodes
+from srt_planner.context import PlanContext, addresses_for, frontend_type_of, python_of
+from srt_planner.engines.base import WorkerProcess
+from srt_planner.errors import PlanningError
+from srt_planner.frontends import (
+    RouterInput,
+    build_frontends,
+    health_gate,
+    is_direct,
+    plan_frontend_layout,
+)
+from srt_planner.hostlist import compress_hostlist, expand_hostlist
+from srt_planner.mounts import build_mounts
+from srt_planner.plan import GeneratedFile, HttpProbe, JobPlan, NodeRoles, ProcessSpec, TcpProbe
+from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator, check_port_conflicts
+from srt_planner.services import build_services
+from srt_planner.srun import SrunStep, render_srun
+from srt_planner.topology import expand_processes, plan_endpoints
+from srt_planner.workers import build_workers
+from srt_schema.cluster import ClusterConfig
+from srt_schema.recipe import HostSetupConfig, Recipe
+
+__all__ = ["plan_job"]
+
+_PHASES = (
+    "host_setup",
+    "infra",
+    "before_workers",
+    "workers",
+    "frontends",
+    "after_frontend",
+    "telemetry",
+    "benchmark",
+    "post_eval",
+)
+
+
+def _log_dir(recipe: Recipe, job_id: str) -> str:
+    return recipe.output.log_dir.replace("{job_id}", job_id)
+
+
+def _host_setup(ctx: PlanContext) -> tuple[list[ProcessSpec], list[ProcessSpec]]:
+    block = ctx.recipe.host_setup
+    if block == HostSetupConfig() and ctx.cluster.default_host_setup is not None:
+        block = msgspec.convert(
+            msgspec.to_builtins(ctx.cluster.default_host_setup), HostSetupConfig
+        )
+    carving = ctx.carving
+    compute = carving.workers + tuple(n for pool in carving.pools.values() for n in pool)
+    nodes = compute
+    if block.nodes == "all":
+        nodes = (*compute, carving.head, carving.infra, carving.bench)
+    nodes = tuple(dict.fromkeys(nodes))
+
+    def steps(commands: Sequence[str], kind: str) -> list[ProcessSpec]:
+        if not commands:
+            return []
+        argv = ("bash", "-c", " && ".join(commands))
+        out = []
+        for node in nodes:
+            name = f"host_{kind}_{node}"
+            step = SrunStep(step_name=name, nodes=(node,), log_path=ctx.log_path(f"{name}.out"))
+            out.append(
+                ProcessSpec(
+                    name=name,
+                    kind="service",
+                    role=f"host_{kind}",
+                    nodes=(node,),
+                    argv=argv,
+                    srun_argv=() if ctx.local else render_srun(step, argv, job_id=ctx.job_id),
+                    log_file=f"{name}.out",
+                    phase="host_setup",
+                    critical=not block.ignore_failure,
+                    oneshot=True,
+                    timeout_seconds=float(block.timeout_seconds),
+                )
+            )
+        return out
+
+    return steps(block.commands, "setup"), steps(block.teardown, "teardown")
+
+
+def _with_public_port(
+    expanded: tuple[tuple[WorkerProcess, ...], ...], ctx: PlanContext, disaggregated: bool
+) -> tuple[tuple[WorkerProcess, ...], ...]:
+    """Direct frontends: the agg leader binds the public port itself."""
+    if not is_direct(ctx.frontend, disaggregated):
+        return expanded
+    agg = [group for group in expanded if group[0].endpoint.role == "agg"]
+    if len(agg) != 1:
+        raise PlanningError(
+            f"$.frontend.type: {ctx.frontend!r} serves exactly one agg worker directly but the "
+            f"recipe has {len(agg)}; set roles.agg.workers: 1 or use a router frontend"
+        )
+    out = []
+    for group in expanded:
+        if group is agg[0]:
+            leader = group[0]
+            ports = {**leader.ports, "public": FRONTEND_PUBLIC_PORT}
+            out.append((msgspec.structs.replace(leader, ports=ports), *group[1:]))
+            continue
+        out.append(group)
+    return tuple(out)
+
+
+def _bindings(processes: Sequence[ProcessSpec], local: bool) -> Iterator[tuple[str, str, str, int]]:
+    for spec in processes:
+        for node in spec.nodes:
+            host = "localhost" if local else node
+            for name, port in spec.ports.items():
+                yield host, spec.name, name, port
+            match spec.readiness:
+                case TcpProbe(port=port) | HttpProbe(port=port) if spec.kind == "service":
+                    if port not in spec.ports.values():
+                        yield host, spec.name, "readiness", port
+                case _:
+                    pass
+
+
+def _validate(processes: Sequence[ProcessSpec], nodes: tuple[str, ...], local: bool) -> None:
+    allowed = set(nodes)
+    for spec in processes:
+        for node in spec.nodes:
+            if node not in allowed:
+                raise PlanningError(
+                    f"{spec.name} is placed on {node}, which is not in the allocation "
+                    f"({compress_hostlist(nodes)})"
+                )
+    names = [spec.name for spec in processes]
+    if len(names) != len(set(names)):
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        raise PlanningError(f"process names must be unique; repeated: {', '.join(duplicates)}")
+    check_port_conflicts(_bindings(processes, local))
+
+
+def plan_job(
+    recipe: Recipe,
+    cluster: ClusterConfig,
+    nodelist: str | Sequence[str],
+    job_id: str,
+    *,
+    het_groups: Sequence[Sequence[str]] | None = None,
+    addresses: Mapping[str, str] | None = None,
+    log_dir: str | None = None,
+    serve_only: bool = False,
+) -> JobPlan:
+    """Every process of the job on the granted nodes, validated; pure and deterministic.
+
+    ``nodelist`` is a Slurm hostlist expression or the expanded names; ``het_groups`` the node
+    lists of the two components of a heterogeneous job; ``addresses`` the address workers use to
+    reach a node (default: its name); ``log_dir`` the host log directory (default: the recipe's
+    ``output.log_dir`` with ``{job_id}`` filled in).
+    """
+    nodes = expand_hostlist(nodelist) if isinstance(nodelist, str) else tuple(nodelist)
+    groups = tuple(tuple(g) for g in het_groups) if het_groups is not None else None
+    if groups is not None:
+        nodes = tuple(n for g in groups for n in g)
+    carving = carve_nodes(recipe, nodes, het_groups=groups)
+    logs = log_dir or _log_dir(recipe, job_id)
+    placeholders = {
+        "job_id": job_id,
+        "run_name": f"{recipe.name}_{job_id}",
+        "head_node_ip": (addresses or {}).get(carving.head, carving.head),
+        "log_dir": logs,
+        "model_path": recipe.model.path,
+        "container_image": recipe.model.container,
+        "gpus_per_node": str(recipe.resources.gpus_per_node),
+    }
+    ctx = PlanContext(
+        recipe=recipe,
+        cluster=cluster,
+        job_id=job_id,
+        log_dir=logs,
+        carving=carving,
+        addresses=addresses_for(nodes, addresses),
+        frontend=frontend_type_of(recipe),
+        mounts=build_mounts(recipe, cluster, log_dir=logs, placeholders=placeholders),
+        python=python_of(cluster),
+    )
+    endpoints = plan_endpoints(recipe, carving)
+    allocator = PortAllocator(single_host=ctx.local, sidecar_base=recipe.dynamo.sidecar_port)
+    expanded = expand_processes(recipe, endpoints, allocator)
+    disaggregated = any(e.role != "agg" for e in endpoints)
+    expanded = _with_public_port(expanded, ctx, disaggregated)
+    flat = [proc for group in expanded for proc in group]
+    routers = RouterInput(
+        prefill=tuple(g[0] for g in expanded if g[0].endpoint.role == "prefill"),
+        decode=tuple(g[0] for g in expanded if g[0].endpoint.role == "decode"),
+        agg=tuple(g[0] for g in expanded if g[0].endpoint.role == "agg"),
+    )
+    layout = plan_frontend_layout(ctx, routers, disaggregated)
+    setup, teardown = _host_setup(ctx)
+    services, service_files = build_services(ctx, flat)
+    workers, worker_files = build_workers(ctx, expanded)
+    frontends, frontend_files = build_frontends(ctx, routers, layout)
+    bench, bench_files, bench_config = build_benchmark(ctx, layout, routers, flat)
+    processes = [*setup, *services, *workers, *frontends, *bench]
+    processes.sort(key=lambda spec: _PHASES.index(spec.phase))
+    _validate(processes, nodes, ctx.local)
+    files: dict[str, GeneratedFile] = {}
+    for generated in [*service_files, *worker_files, *frontend_files, *bench_files]:
+        files[generated.path] = generated
+    return JobPlan(
+        job_id=job_id,
+        job_name=recipe.name,
+        nodes=nodes,
+        node_roles=NodeRoles(
+            head=carving.head,
+            infra=carving.infra,
+            bench=carving.bench,
+            workers=carving.workers,
+            pools=dict(carving.pools),
+        ),
+        container_runtime=cluster.container_runtime,
+        launcher=cluster.launcher,
+        processes=tuple(processes),
+        files=tuple(files[path] for path in sorted(files)),
+        health=health_gate(ctx, layout, routers),
+        frontend_url=f"http://{ctx.address(layout.public_node)}:{layout.public_port}",
+        served_model_name=ctx.served_model_name,
+        benchmark_config=bench_config,
+        serve_only=serve_only,
+        teardown=tuple(teardown),
+    )

@@ -1,0 +1,112 @@
+"""The benchmark client process and its ``bench.json`` (srt-bench ``BenchRunConfig``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from srt_planner.context import PlanContext
+from srt_planner.engines.base import WorkerProcess
+from srt_planner.frontends import FrontendLayout, RouterInput, placed_node
+from srt_planner.plan import GeneratedFile, ProcessSpec
+from srt_planner.srun import SrunStep, render_srun, wrap_command
+
+__all__ = ["BENCH_CONFIG", "build_benchmark"]
+
+BENCH_CONFIG = "bench.json"
+
+
+def _role_env(ctx: PlanContext, leaders: Sequence[WorkerProcess], role: str) -> dict[str, str]:
+    chosen = [p for p in leaders if p.endpoint.role == role]
+    if not chosen:
+        return {}
+    port_key = "sys" if ctx.dynamo_workers else "http"
+    key = role.upper()
+    return {
+        f"SRT_{key}_IPS": ",".join(ctx.address(p.node) for p in chosen),
+        f"SRT_{key}_ENDPOINTS": ",".join(
+            f"{ctx.address(p.node)}:{p.ports.get(port_key, 0)}" for p in chosen
+        ),
+    }
+
+
+def build_benchmark(
+    ctx: PlanContext,
+    layout: FrontendLayout,
+    routers: RouterInput,
+    workers: Sequence[WorkerProcess],
+) -> tuple[list[ProcessSpec], list[GeneratedFile], str | None]:
+    """The benchmark step (none for ``manual``) and the config file it reads."""
+    bench = ctx.recipe.benchmark
+    if bench.type == "manual":
+        return [], [], None
+    node = placed_node(ctx, bench.placement.node, routers, "benchmark")
+    endpoint = f"http://{ctx.address(layout.public_node)}:{layout.public_port}"
+    leaders = [p for p in workers if p.is_leader]
+    by_role: dict[str, int] = {}
+    for proc in workers:
+        by_role[proc.endpoint.role] = by_role.get(proc.endpoint.role, 0) + len(proc.gpus)
+    total = sum(by_role.values())
+    config: dict[str, Any] = {
+        "benchmark": msgspec.to_builtins(bench),
+        "endpoint": endpoint,
+        "model_name": ctx.served_model_name,
+        "tokenizer_path": ctx.model_arg if ctx.model_arg.startswith("/") else None,
+        "total_gpus": total,
+        "prefill_gpus": by_role.get("prefill") if "prefill" in by_role else None,
+        "decode_gpus": by_role.get("decode") if "decode" in by_role else None,
+        "output_dir": ctx.in_log_dir,
+        "job_name": ctx.recipe.name,
+        "frontend_type": ctx.recipe.frontend.type,
+    }
+    content = msgspec.json.encode(config, order="sorted").decode() + "\n"
+    env = {
+        "SRTCTL_FRONTEND_TYPE": ctx.recipe.frontend.type,
+        "SRT_FRONTEND_HOST": ctx.address(layout.public_node),
+        "SRT_FRONTEND_PORT": str(layout.public_port),
+        "SRT_GPUS_PER_NODE": str(ctx.gpus_per_node),
+        "SRT_WORKER_NODES": ",".join(ctx.carving.workers),
+    }
+    for role in ("prefill", "decode", "agg"):
+        env |= _role_env(ctx, leaders, role)
+    for name, pool in ctx.carving.pools.items():
+        key = name.upper().replace("-", "_")
+        env[f"SRT_SERVICE_{key}_NODES"] = ",".join(pool)
+        env[f"SRT_SERVICE_{key}_IPS"] = ",".join(ctx.address(n) for n in pool)
+        env[f"SRT_SERVICE_{key}_NODE_COUNT"] = str(len(pool))
+    env |= ctx.recipe.environment
+    env |= bench.env
+    argv: tuple[str, ...]
+    if bench.type == "custom" and bench.command:
+        argv = ("bash", "-lc", bench.command)
+    else:
+        argv = ("srt-bench", "run", "--config", f"{ctx.in_log_dir}/{BENCH_CONFIG}")
+    container = ctx.container(bench.container_image)
+    step = SrunStep(
+        step_name="benchmark",
+        nodes=(node,),
+        log_path=ctx.log_path("benchmark.out"),
+        container=container,
+        options=dict(ctx.recipe.srun_options),
+        het_group=0 if ctx.carving.het_prefill is not None else None,
+    )
+    task = wrap_command(argv, env=env, head=ctx.cluster.default_bash_preamble)
+    spec = ProcessSpec(
+        name="benchmark",
+        kind="benchmark",
+        role=bench.type,
+        nodes=(node,),
+        env=env,
+        argv=argv,
+        srun_argv=() if ctx.local else render_srun(step, task, job_id=ctx.job_id),
+        container=container,
+        log_file="benchmark.out",
+        phase="benchmark",
+        oneshot=True,
+        stop_grace_seconds=15.0,
+        stop_tier=0,
+        het_group=step.het_group,
+    )
+    return [spec], [GeneratedFile(path=BENCH_CONFIG, content=content)], BENCH_CONFIG

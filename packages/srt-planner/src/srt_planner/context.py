@@ -1,0 +1,141 @@
+"""Facts derived once per plan and handed to every builder (engines, frontends, services)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+import msgspec
+
+from srt_planner.carving import Carving
+from srt_planner.errors import PlanningError
+from srt_planner.mounts import HF_PREFIX, is_hf_model
+from srt_planner.plan import ContainerSpec, Mount
+from srt_schema.cluster import ClusterConfig
+from srt_schema.recipe import Recipe
+
+__all__ = [
+    "DEFAULT_DYNAMO_VERSION",
+    "FRONTEND_TYPES",
+    "FrontendType",
+    "PlanContext",
+    "frontend_type_of",
+    "python_of",
+]
+
+#: The Dynamo release installed when ``dynamo.source`` is unset (planner-and-runtime.md Q14).
+DEFAULT_DYNAMO_VERSION = "1.6.1"
+
+FrontendType = Literal[
+    "dynamo",
+    "sglang-router",
+    "vllm-router",
+    "atomesh",
+    "tilert-router",
+    "sglang",
+    "vllm",
+    "trtllm_serve",
+    "none",
+]
+FRONTEND_TYPES: tuple[FrontendType, ...] = (
+    "dynamo",
+    "sglang-router",
+    "vllm-router",
+    "atomesh",
+    "tilert-router",
+    "sglang",
+    "vllm",
+    "trtllm_serve",
+    "none",
+)
+
+
+def frontend_type_of(recipe: Recipe) -> FrontendType:
+    """``frontend.type`` as the one spelling the planner dispatches on."""
+    for name in FRONTEND_TYPES:
+        if recipe.frontend.type == name:
+            return name
+    raise PlanningError(
+        f"$.frontend.type: {recipe.frontend.type!r} is not one of {', '.join(FRONTEND_TYPES)}"
+    )
+
+
+def python_of(cluster: ClusterConfig) -> str:
+    """The interpreter steps run with: ``python3`` in containers, ``runtime_python`` natively.
+
+    ``runtime_python`` names an interpreter (basename starting with ``python``) or the root of a
+    virtual environment (then ``<root>/bin/python``).
+    """
+    if cluster.container_runtime == "pyxis" or not cluster.runtime_python:
+        return "python3"
+    value = cluster.runtime_python.rstrip("/")
+    if value.rsplit("/", 1)[-1].startswith("python"):
+        return value
+    return f"{value}/bin/python"
+
+
+class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
+    """Inputs every builder reads; built once by ``plan_job``."""
+
+    recipe: Recipe
+    cluster: ClusterConfig
+    job_id: str
+    log_dir: str
+    carving: Carving
+    addresses: dict[str, str]
+    frontend: FrontendType
+    mounts: tuple[Mount, ...]
+    python: str
+
+    @property
+    def pyxis(self) -> bool:
+        return self.cluster.container_runtime == "pyxis"
+
+    @property
+    def local(self) -> bool:
+        return self.cluster.launcher == "local"
+
+    @property
+    def in_log_dir(self) -> str:
+        """Where the log directory is seen by the program (``/logs`` in containers)."""
+        return "/logs" if self.pyxis else self.log_dir
+
+    @property
+    def dynamo_workers(self) -> bool:
+        """Workers are launched as Dynamo modules (``dynamo.<engine>``) behind a Dynamo frontend."""
+        return self.frontend == "dynamo"
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.recipe.resources.gpus_per_node
+
+    def address(self, node: str) -> str:
+        return self.addresses.get(node, node)
+
+    @property
+    def model_arg(self) -> str:
+        path = self.recipe.model.path
+        if is_hf_model(path):
+            return path[len(HF_PREFIX) :]
+        return "/model" if self.pyxis else path
+
+    @property
+    def served_model_name(self) -> str:
+        return self.model_arg.rstrip("/").rsplit("/", 1)[-1]
+
+    def container(
+        self, image: str | None = None, *, remap_root: bool = False
+    ) -> ContainerSpec | None:
+        if not self.pyxis:
+            return None
+        return ContainerSpec(
+            image=image or self.recipe.model.container, mounts=self.mounts, remap_root=remap_root
+        )
+
+    def log_path(self, name: str) -> str:
+        return f"{self.log_dir.rstrip('/')}/{name}"
+
+
+def addresses_for(nodes: tuple[str, ...], given: Mapping[str, str] | None) -> dict[str, str]:
+    """Node -> address; nodes without one are addressed by name."""
+    return {node: (given or {}).get(node, node) for node in nodes}

@@ -1,0 +1,76 @@
+"""What an engine builder gets (one worker process) and returns (its command and env)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from srt_planner._recipe import ResolvedRole
+from srt_planner.context import PlanContext
+from srt_planner.gpu_packing import Endpoint
+from srt_planner.plan import GeneratedFile
+
+__all__ = ["EngineCommand", "WorkerProcess", "WorkerRequest", "kv_events_config", "role_args"]
+
+
+class WorkerProcess(msgspec.Struct, frozen=True, kw_only=True):
+    """One process of an endpoint: its node, rank within the endpoint, GPUs and ports."""
+
+    endpoint: Endpoint
+    node: str
+    node_rank: int
+    gpus: tuple[int, ...]
+    ports: dict[str, int]
+
+    @property
+    def is_leader(self) -> bool:
+        return self.node_rank == 0
+
+
+class WorkerRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything an engine builder reads."""
+
+    ctx: PlanContext
+    role: ResolvedRole
+    process: WorkerProcess
+    #: Every process of the endpoint, leader first (multi-node flags need the leader's ports).
+    siblings: tuple[WorkerProcess, ...]
+
+    @property
+    def leader(self) -> WorkerProcess:
+        return self.siblings[0]
+
+    @property
+    def disaggregated(self) -> bool:
+        return self.role.name != "agg"
+
+
+class EngineCommand(msgspec.Struct, frozen=True, kw_only=True):
+    """The engine's argv plus the env and files it needs."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str] = {}
+    files: tuple[GeneratedFile, ...] = ()
+    #: Whether a partial-node process gets the visible-devices mask (vLLM uses --device-ids).
+    wants_mask: bool = True
+    fatal_log_patterns: tuple[str, ...] = ()
+    env_unset: tuple[str, ...] = ()
+
+
+def role_args(role: ResolvedRole) -> dict[str, Any]:
+    return dict(role.config.args)
+
+
+def kv_events_config(role: ResolvedRole, port: int, *, vllm: bool = False) -> str | None:
+    """``--kv-events-config`` JSON when the role publishes KV events, else None."""
+    value = role.config.kv_events
+    if value is None or value is False:
+        return None
+    config: dict[str, Any] = {"publisher": "zmq", "topic": "kv-events"}
+    if isinstance(value, dict):
+        config.update(value)
+    if vllm:
+        config["enable_kv_cache_events"] = True
+    config["endpoint"] = f"tcp://*:{port}"
+    return msgspec.json.encode(config).decode()

@@ -1,0 +1,54 @@
+"""SGLang worker command (planner-and-runtime.md §4.1)."""
+
+from __future__ import annotations
+
+from srt_planner.engines._flags import flags_from_args
+from srt_planner.engines.base import EngineCommand, WorkerRequest, kv_events_config, role_args
+from srt_schema.recipe import SGLangBackend
+
+__all__ = ["build_sglang"]
+
+_OWNED = ("model-path", "served-model-name", "nccl-port")
+
+
+def served_name(request: WorkerRequest) -> str:
+    value = request.role.config.args.get("served-model-name")
+    if value is None:
+        value = request.role.config.args.get("served_model_name")
+    return str(value) if value is not None else request.ctx.served_model_name
+
+
+def build_sglang(engine: SGLangBackend, request: WorkerRequest) -> EngineCommand:
+    del engine  # no engine-wide knobs change the command line
+    ctx, proc, role = request.ctx, request.process, request.role
+    module = "dynamo.sglang" if ctx.dynamo_workers else "sglang.launch_server"
+    http = proc.ports.get("http", 0)
+    if ctx.frontend == "sglang" and role.name == "agg" and proc.is_leader:
+        http = proc.ports["public"]
+    argv = [ctx.python, "-m", module, "--model-path", ctx.model_arg]
+    argv += ["--served-model-name", served_name(request), "--host", "0.0.0.0"]
+    argv += ["--port", str(http), "--nccl-port", str(proc.ports["nccl"])]
+    if request.disaggregated:
+        argv += ["--disaggregation-mode", role.name]
+    if "bootstrap" in proc.ports:
+        argv += ["--disaggregation-bootstrap-port", str(proc.ports["bootstrap"])]
+    if len(request.siblings) > 1:
+        leader = request.leader
+        address = ctx.address(leader.node)
+        argv += ["--dist-init-addr", f"{address}:{leader.ports['dist_init']}"]
+        argv += ["--nnodes", str(len(request.siblings)), "--node-rank", str(proc.node_rank)]
+    if ctx.dynamo_workers:
+        argv += ["--dump-config-to", f"{ctx.in_log_dir}/{proc.node}_config.json"]
+    events = kv_events_config(role, proc.ports["kv_events"])
+    if events is not None:
+        argv += ["--kv-events-config", events]
+    if ctx.dynamo_workers:
+        argv += ["--request-plane", ctx.recipe.dynamo.request_plane]
+    if "enable-metrics" not in role.config.args and "enable_metrics" not in role.config.args:
+        argv.append("--enable-metrics")
+    argv += flags_from_args(role_args(role), skip=_OWNED)
+    env: dict[str, str] = {
+        "SGLANG_CUDA_COREDUMP_BEFORE_CRASH": "0",
+        "SGLANG_PYSPY_DUMP_BEFORE_CRASH": "0",
+    }
+    return EngineCommand(argv=tuple(argv), env=env)

@@ -1,0 +1,89 @@
+"""TRT-LLM endpoint command (planner-and-runtime.md §4.3, §3.5, §3.6).
+
+One MPI srun per endpoint; the role ``args`` become the engine YAML file
+``trtllm_config_<role>.yaml``, a generated file of the plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srt_planner._yaml import dump_yaml
+from srt_planner.engines.base import EngineCommand, WorkerRequest, role_args
+from srt_planner.plan import GeneratedFile
+from srt_schema.recipe import TRTLLMBackend
+
+__all__ = ["FATAL_PATTERNS", "build_trtllm", "config_file_name", "memory_bind"]
+
+FATAL_PATTERNS = (r"^Rank\d+ Task exit code: (?!0$)\d+$", "Failed to initialize executor")
+_NUMA_GPU_TYPES = ("gb200", "gb300", "vrnvl72")
+
+
+def config_file_name(role: str) -> str:
+    return f"trtllm_config_{role}.yaml"
+
+
+def memory_bind(engine: TRTLLMBackend, gpu_type: str | None, role: str) -> bool:
+    """Whether to prefix ``numactl -m 0,1`` (``local`` is the CPU wrapper's job)."""
+    match engine.numa_memory_bind:
+        case None:
+            return gpu_type in _NUMA_GPU_TYPES and role in ("prefill", "decode")
+        case True:
+            return True
+        case False | "local":
+            return False
+
+
+def _config(request: WorkerRequest) -> dict[str, Any]:
+    config = role_args(request.role)
+    config.setdefault("enable_iter_perf_stats", False)
+    if request.ctx.frontend == "trtllm_serve":
+        config.setdefault("return_perf_metrics", True)
+    return config
+
+
+def build_trtllm(engine: TRTLLMBackend, request: WorkerRequest) -> EngineCommand:
+    """The command of the endpoint's MPI step (ranks on every node of the endpoint)."""
+    ctx, role, proc = request.ctx, request.role, request.process
+    config_path = f"{ctx.in_log_dir}/{config_file_name(role.name)}"
+    served = engine.served_model_name or ctx.served_model_name
+    prefix: list[str] = []
+    if memory_bind(engine, ctx.recipe.resources.gpu_type, role.name):
+        prefix += ["numactl", "-m", "0,1"]
+    prefix.append("trtllm-llmapi-launch")
+    if ctx.frontend == "trtllm_serve":
+        port = proc.ports["public"] if role.name == "agg" else proc.ports["http"]
+        program = ["trtllm-serve", ctx.model_arg, "--host", "0.0.0.0", "--port", str(port)]
+        program += ["--config", config_path]
+        if engine.served_model_name:
+            program += ["--served_model_name", engine.served_model_name]
+        program += list(role.config.extra_args)
+    else:
+        program = [ctx.python, "-m", "dynamo.trtllm", "--model-path", ctx.model_arg]
+        program += ["--served-model-name", served]
+        if request.disaggregated:
+            program += ["--disaggregation-mode", role.name]
+        program += ["--extra-engine-args", config_path]
+        program += ["--request-plane", ctx.recipe.dynamo.request_plane]
+        if engine.publish_events_and_metrics:
+            program.append("--publish-events-and-metrics")
+        elif engine.publish_metrics:
+            program.append("--publish-metrics")
+    argv = prefix + program
+    env = {
+        "TRTLLM_EPLB_SHM_NAME": f"moe_shared_{ctx.job_id}_{role.name}_{proc.endpoint.index}",
+        "MASTER_ADDR": ctx.address(request.leader.node),
+        "MASTER_PORT": str(request.leader.ports["trtllm_dist_init"]),
+    }
+    if engine.numa_cpu_bind:
+        env["TLLM_NUMA_AWARE_WORKER_AFFINITY"] = "0"
+        wrapper = ["bash", "/configs/numa_cpu_bind.sh"]
+        if engine.numa_memory_bind == "local":
+            wrapper.append("--bind-memory")
+        argv = wrapper + argv
+    config_file = GeneratedFile(
+        path=config_file_name(role.name), content=dump_yaml(_config(request))
+    )
+    return EngineCommand(
+        argv=tuple(argv), env=env, files=(config_file,), fatal_log_patterns=FATAL_PATTERNS
+    )

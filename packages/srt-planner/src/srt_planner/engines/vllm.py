@@ -1,0 +1,123 @@
+"""vLLM worker command (planner-and-runtime.md §4.2): Dynamo, direct ``vllm serve``, router."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from srt_planner.engines._flags import flags_from_args
+from srt_planner.engines.base import EngineCommand, WorkerRequest, kv_events_config, role_args
+from srt_schema.recipe import VLLMBackend
+
+__all__ = ["build_vllm", "connector_config", "data_parallel", "replica_size"]
+
+_CONNECTORS: dict[str, dict[str, str]] = {
+    "nixl": {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
+    "lmcache": {"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"},
+    "lmcache-mp": {"kv_connector": "LMCacheMPConnector", "kv_role": "kv_both"},
+    "kvbm": {
+        "kv_connector": "DynamoConnector",
+        "kv_connector_module_path": "kvbm.vllm_integration.connector",
+        "kv_role": "kv_both",
+    },
+    "moriio": {"kv_connector": "MoRIIOConnector", "kv_role": "kv_both"},
+}
+#: Flags srt owns on the vLLM command line; a recipe's copies are dropped.
+_OWNED = (
+    "connector",
+    "data-parallel-size-local",
+    "data-parallel-start-rank",
+    "data-parallel-hybrid-lb",
+    "headless",
+    "host",
+    "port",
+    "master-addr",
+    "nnodes",
+    "node-rank",
+)
+
+
+def _arg(args: dict[str, Any], name: str) -> Any:
+    return args.get(name, args.get(name.replace("-", "_")))
+
+
+def replica_size(args: dict[str, Any]) -> int:
+    tp = int(_arg(args, "tensor-parallel-size") or 1)
+    pp = int(_arg(args, "pipeline-parallel-size") or 1)
+    return tp * pp
+
+
+def data_parallel(args: dict[str, Any]) -> int:
+    return int(_arg(args, "data-parallel-size") or 1)
+
+
+def connector_config(engine: VLLMBackend, args: dict[str, Any]) -> str | None:
+    """The ``--kv-transfer-config`` JSON: role ``connector`` > engine ``connector``."""
+    name = _arg(args, "connector")
+    if name is None:
+        name = engine.connector
+    if name is None or str(name) in ("none", "null"):
+        return None
+    known = _CONNECTORS.get(str(name))
+    if known is None:
+        return str(name)
+    return json.dumps(known)
+
+
+def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
+    ctx, proc, role = request.ctx, request.process, request.role
+    args = role_args(role)
+    served = _arg(args, "served-model-name") or ctx.served_model_name
+    multi = len(request.siblings) > 1
+    leader_ip = ctx.address(request.leader.node)
+    argv: list[str]
+    if ctx.frontend == "vllm":
+        argv = [engine.vllm_serve_binary, "serve", ctx.model_arg]
+        if proc.is_leader:
+            argv += ["--host", "0.0.0.0", "--port", str(proc.ports["public"])]
+        argv += ["--served-model-name", str(served)]
+    elif ctx.dynamo_workers:
+        argv = [ctx.python, "-m", "dynamo.vllm", "--model", ctx.model_arg]
+        argv += ["--served-model-name", str(served)]
+    else:
+        argv = ["vllm", "serve", ctx.model_arg, "--served-model-name", str(served)]
+        argv += ["--host", "0.0.0.0", "--port", str(proc.ports.get("http", 0))]
+    if request.disaggregated and ctx.dynamo_workers:
+        argv += ["--disaggregation-mode", role.name]
+    transfer = (
+        connector_config(engine, args) if request.disaggregated or ctx.dynamo_workers else None
+    )
+    if transfer is not None:
+        argv += ["--kv-transfer-config", transfer]
+    mask = engine.set_visible_devices
+    if not mask and len(proc.gpus) < ctx.gpus_per_node:
+        argv += ["--device-ids", ",".join(str(g) for g in proc.gpus)]
+    dp = data_parallel(args)
+    replica = replica_size(args)
+    if dp > 1 and engine.dp_launch_mode == "per_node" and replica <= len(proc.gpus):
+        local = len(proc.gpus) // replica
+        start = sum(len(p.gpus) // replica for p in request.siblings[: proc.node_rank])
+        argv += ["--data-parallel-size-local", str(local), "--data-parallel-start-rank", str(start)]
+        argv += ["--data-parallel-address", leader_ip]
+        argv += ["--data-parallel-rpc-port", str(request.leader.ports["dp_rpc"])]
+        argv.append("--data-parallel-hybrid-lb")
+    elif multi:
+        argv += ["--master-addr", leader_ip, "--nnodes", str(len(request.siblings))]
+        argv += ["--node-rank", str(proc.node_rank)]
+        if not proc.is_leader:
+            argv.append("--headless")
+    if ctx.dynamo_workers:
+        argv += ["--request-plane", ctx.recipe.dynamo.request_plane]
+        argv += ["--dump-config-to", f"{ctx.in_log_dir}/{proc.node}_config.json"]
+    events = kv_events_config(role, proc.ports["kv_events"], vllm=True)
+    if events is not None:
+        argv += ["--kv-events-config", events]
+    argv += flags_from_args(args, skip=_OWNED)
+    env = {
+        "DYN_VLLM_KV_EVENT_PORT": str(proc.ports["kv_events"]),
+        "VLLM_NIXL_SIDE_CHANNEL_PORT": str(proc.ports["nixl"]),
+        "VLLM_NIXL_SIDE_CHANNEL_HOST": ctx.address(proc.node),
+        "VLLM_PORT": str(proc.ports["vllm_port"]),
+    }
+    unset = ("VLLM_PORT",) if multi else ()
+    return EngineCommand(argv=tuple(argv), env=env, wants_mask=mask, env_unset=unset)

@@ -1,0 +1,110 @@
+"""Frontend layout shared by every family: where frontends run and on which ports (§1.8)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from srt_planner.context import FrontendType, PlanContext
+from srt_planner.engines.base import WorkerProcess
+from srt_planner.errors import PlanningError
+from srt_planner.ports import FRONTEND_INTERNAL_PORT, FRONTEND_PUBLIC_PORT
+
+__all__ = ["FrontendLayout", "RouterInput", "is_direct", "placed_node", "plan_frontend_layout"]
+
+
+class FrontendLayout(msgspec.Struct, frozen=True, kw_only=True):
+    """Frontend nodes and ports; ``nginx_node`` set when nginx fans out to several frontends."""
+
+    nodes: tuple[str, ...]
+    ports: tuple[int, ...]
+    nginx_node: str | None
+    public_node: str
+    public_port: int
+
+
+class RouterInput(msgspec.Struct, frozen=True, kw_only=True):
+    """Leader processes of every endpoint, by role (static routers list their URLs)."""
+
+    prefill: tuple[WorkerProcess, ...]
+    decode: tuple[WorkerProcess, ...]
+    agg: tuple[WorkerProcess, ...]
+
+
+def is_direct(frontend: FrontendType, disaggregated: bool) -> bool:
+    """Direct frontends: the agg leader itself serves the public port, no router process."""
+    return frontend in ("sglang", "vllm") or (frontend == "trtllm_serve" and not disaggregated)
+
+
+def _decode_leaders(routers: RouterInput) -> list[str]:
+    leaders: list[str] = []
+    for proc in routers.decode:
+        if proc.node not in leaders:
+            leaders.append(proc.node)
+    return leaders
+
+
+def placed_node(ctx: PlanContext, placement: str, routers: RouterInput, what: str) -> str:
+    """Resolve ``head`` / ``first_decode`` / ``last_decode`` / ``dedicated`` to a node."""
+    match placement:
+        case "head" | "dedicated":
+            return ctx.carving.head if what == "frontend" else ctx.carving.bench
+        case "first_decode" | "last_decode":
+            leaders = _decode_leaders(routers)
+            if not leaders:
+                raise PlanningError(
+                    f"$.{what}.placement.node: {placement!r} needs decode workers "
+                    "but no decode workers were found"
+                )
+            return leaders[0] if placement == "first_decode" else leaders[-1]
+        case _:
+            raise PlanningError(
+                f"$.{what}.placement.node: {placement!r} is not one of head, first_decode, "
+                "last_decode, dedicated"
+            )
+
+
+def plan_frontend_layout(
+    ctx: PlanContext, routers: RouterInput, disaggregated: bool
+) -> FrontendLayout:
+    frontend = ctx.recipe.frontend
+    if ctx.frontend == "none":
+        head = ctx.carving.head
+        return FrontendLayout(
+            nodes=(), ports=(), nginx_node=None, public_node=head, public_port=FRONTEND_PUBLIC_PORT
+        )
+    if is_direct(ctx.frontend, disaggregated):
+        leader = routers.agg[0].node if routers.agg else ctx.carving.head
+        return FrontendLayout(
+            nodes=(),
+            ports=(),
+            nginx_node=None,
+            public_node=leader,
+            public_port=FRONTEND_PUBLIC_PORT,
+        )
+    workers = ctx.carving.workers
+    if (
+        len(workers) <= 1
+        or not frontend.enable_multiple_frontends
+        or ctx.frontend == "trtllm_serve"
+    ):
+        node = placed_node(ctx, frontend.placement.node, routers, "frontend")
+        return FrontendLayout(
+            nodes=(node,),
+            ports=(FRONTEND_PUBLIC_PORT,),
+            nginx_node=None,
+            public_node=node,
+            public_port=FRONTEND_PUBLIC_PORT,
+        )
+    head = ctx.carving.head
+    others = [node for node in workers if node != head]
+    count = min(frontend.num_additional_frontends + 1, len(others))
+    chosen = tuple(others[:count])
+    step = 1 if ctx.local else 0
+    ports = tuple(FRONTEND_INTERNAL_PORT + step * i for i in range(len(chosen)))
+    return FrontendLayout(
+        nodes=chosen,
+        ports=ports,
+        nginx_node=head,
+        public_node=head,
+        public_port=FRONTEND_PUBLIC_PORT,
+    )

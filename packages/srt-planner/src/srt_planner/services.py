@@ -1,0 +1,373 @@
+"""Implied and declared services: etcd, NATS, Mooncake, exporters, generic, pools, sidecars.
+
+Effective list = implied services first (a declared service of the same name replaces it;
+``enabled: false`` drops it), then declared services in order (planner-and-runtime.md §5.3).
+Placement (§1.7), instance naming and per-worker sidecars (§1.9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import msgspec
+
+from srt_planner.context import PlanContext
+from srt_planner.discovery import discovery_env, needs_etcd, needs_nats
+from srt_planner.engines.base import WorkerProcess
+from srt_planner.env import layer_env, render_placeholders
+from srt_planner.errors import PlanningError
+from srt_planner.plan import GeneratedFile, HttpProbe, LogProbe, ProcessSpec, Readiness, TcpProbe
+from srt_planner.ports import (
+    ETCD_CLIENT_PORT,
+    ETCD_PEER_PORT,
+    MOONCAKE_HTTP_PORT,
+    MOONCAKE_METRICS_PORT,
+    MOONCAKE_RPC_PORT,
+    NATS_PORT,
+)
+from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
+from srt_schema.recipe import ServiceConfig, ServicePlacementConfig
+
+__all__ = ["build_services", "effective_services"]
+
+_INFRA = frozenset({"etcd", "nats"})
+_BEFORE_WORKERS = frozenset({"mooncake-master", "mooncake-store", "ray", "gms"})
+_CRITICAL = frozenset({"etcd", "nats", "mooncake-master", "mooncake-store", "ray", "gms"})
+_WORKER_PLACED = frozenset({"dcgm-exporter", "node-exporter", "mooncake-store"})
+
+
+class _Instance(msgspec.Struct, frozen=True, kw_only=True):
+    node: str
+    worker: WorkerProcess | None = None
+
+
+def effective_services(ctx: PlanContext) -> tuple[tuple[ServiceConfig, str | None], ...]:
+    """(service, implied_by) in launch order; implied ones first."""
+    declared = {s.name: s for s in ctx.recipe.services}
+    implied: list[tuple[ServiceConfig, str]] = []
+    if needs_etcd(ctx.recipe):
+        implied.append((ServiceConfig(name="etcd", type="etcd"), "frontend.type dynamo"))
+    if needs_nats(ctx.recipe):
+        implied.append((ServiceConfig(name="nats", type="nats"), "a nats request/event plane"))
+    out: list[tuple[ServiceConfig, str | None]] = []
+    for service, reason in implied:
+        replacement = declared.get(service.name)
+        out.append((replacement, None) if replacement is not None else (service, reason))
+    names = {service.name for service, _ in out}
+    out += [(s, None) for s in ctx.recipe.services if s.name not in names]
+    return tuple((s, why) for s, why in out if s.enabled and not s.external)
+
+
+def _placement(service: ServiceConfig) -> ServicePlacementConfig:
+    if service.placement is not None:
+        return service.placement
+    if service.nodes is not None:
+        return ServicePlacementConfig(node="workers")
+    if service.type in _INFRA or service.type == "mooncake-master":
+        return ServicePlacementConfig(node="infra")
+    if service.type == "process-exporter":
+        return ServicePlacementConfig(node="all")
+    if service.type in _WORKER_PLACED:
+        return ServicePlacementConfig(node="workers")
+    return ServicePlacementConfig(node="head")
+
+
+def _dedupe(nodes: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(nodes))
+
+
+def _nodes(
+    ctx: PlanContext, service: ServiceConfig, workers: Sequence[WorkerProcess]
+) -> tuple[str, ...]:
+    carving = ctx.carving
+    placement = _placement(service)
+    if placement.pool is not None:
+        pool = carving.pools.get(placement.pool)
+        if pool is None:
+            raise PlanningError(
+                f"$.services[{service.name}].placement.pool: {placement.pool!r} is not a service "
+                f"that owns nodes; pools: {', '.join(carving.pools) or 'none'}"
+            )
+        return pool
+    if service.nodes is not None:
+        return carving.pools[service.name]
+    pools = tuple(n for pool in carving.pools.values() for n in pool)
+    match placement.node:
+        case "head":
+            return (carving.head,)
+        case "infra" | "dedicated":
+            return (carving.infra,)
+        case "prefill" | "decode" | "agg":
+            return _dedupe([w.node for w in workers if w.endpoint.role == placement.node])
+        case "workers":
+            return carving.workers
+        case "compute":
+            return _dedupe(carving.workers + pools)
+        case "all":
+            return _dedupe(carving.workers + pools + (carving.head, carving.infra, carving.bench))
+        case other:
+            raise PlanningError(
+                f"$.services[{service.name}].placement.node: {other!r} is not one of head, infra, "
+                "dedicated, prefill, decode, agg, workers, compute, all"
+            )
+
+
+def _instances(
+    ctx: PlanContext, service: ServiceConfig, workers: Sequence[WorkerProcess]
+) -> list[_Instance]:
+    nodes = _nodes(ctx, service, workers)
+    placement = _placement(service)
+    if placement.per != "worker":
+        return [_Instance(node=node) for node in nodes]
+    if placement.node not in ("prefill", "decode", "agg", "workers") or service.nodes is not None:
+        raise PlanningError(
+            f"$.services[{service.name}].placement.per: 'worker' needs placement.node prefill, "
+            "decode, agg or workers and no 'nodes'"
+        )
+    roles = (placement.node,) if placement.node != "workers" else ("prefill", "decode", "agg")
+    return [
+        _Instance(node=w.node, worker=w)
+        for node in nodes
+        for w in workers
+        if w.node == node and w.endpoint.role in roles
+    ]
+
+
+def _kind_command(ctx: PlanContext, service: ServiceConfig, data: str) -> tuple[str, ...]:
+    match service.type:
+        case "etcd":
+            infra = ctx.address(ctx.carving.infra)
+            return (
+                "etcd",
+                "--data-dir",
+                f"{data}/etcd",
+                "--listen-client-urls",
+                f"http://0.0.0.0:{ETCD_CLIENT_PORT}",
+                "--advertise-client-urls",
+                f"http://{infra}:{ETCD_CLIENT_PORT}",
+                "--listen-peer-urls",
+                f"http://0.0.0.0:{ETCD_PEER_PORT}",
+            )
+        case "nats":
+            return ("nats-server", "-c", f"{ctx.in_log_dir}/nats.conf")
+        case "mooncake-master":
+            return (
+                "mooncake_master",
+                f"--rpc_port={MOONCAKE_RPC_PORT}",
+                "--enable_http_metadata_server=true",
+                f"--http_metadata_server_port={MOONCAKE_HTTP_PORT}",
+                f"--metrics_port={MOONCAKE_METRICS_PORT}",
+            )
+        case _:
+            if service.command is None:
+                raise PlanningError(
+                    f"$.services[{service.name}].command: a {service.type!r} service needs a "
+                    "command (only etcd, nats and mooncake-master have a built-in one)"
+                )
+            return service.command
+
+
+def _kind_ports(service: ServiceConfig) -> dict[str, int]:
+    match service.type:
+        case "etcd":
+            return {"client": ETCD_CLIENT_PORT, "peer": ETCD_PEER_PORT}
+        case "nats":
+            return {"client": NATS_PORT}
+        case "mooncake-master":
+            return {
+                "rpc": MOONCAKE_RPC_PORT,
+                "http": MOONCAKE_HTTP_PORT,
+                "metrics": MOONCAKE_METRICS_PORT,
+            }
+        case _:
+            return {}
+
+
+def _readiness(
+    ctx: PlanContext, service: ServiceConfig, node: str, ports: dict[str, int]
+) -> Readiness | None:
+    config = service.readiness
+    host = ctx.address(node)
+    infra = service.type in _INFRA
+    timeout = float(config.timeout_seconds if config else (300 if infra else 120))
+    interval = float(config.interval_seconds if config else 2)
+    if config is None:
+        first = next(iter(ports.values()), None)
+        if first is None:
+            return None
+        return TcpProbe(host=host, port=first, timeout_seconds=timeout, interval_seconds=interval)
+    if config.port is not None:
+        return TcpProbe(
+            host=host, port=config.port, timeout_seconds=timeout, interval_seconds=interval
+        )
+    if config.tcp is not None:
+        return TcpProbe(
+            host=host, port=config.tcp.port, timeout_seconds=timeout, interval_seconds=interval
+        )
+    if config.http is not None:
+        http = config.http
+        return HttpProbe(
+            host=host,
+            port=http.port,
+            path=http.path,
+            status=http.status,
+            timeout_seconds=timeout,
+            interval_seconds=interval,
+        )
+    if config.log is not None:
+        return LogProbe(
+            pattern=config.log.pattern, timeout_seconds=timeout, interval_seconds=interval
+        )
+    return None
+
+
+def _placeholders(
+    ctx: PlanContext, service: ServiceConfig, instance: _Instance, index: int
+) -> dict[str, str]:
+    carving = ctx.carving
+    pool = carving.pools.get(_placement(service).pool or service.name, ())
+    values = {
+        "node": instance.node,
+        "node_ip": ctx.address(instance.node),
+        "node_id": str(index),
+        "index": str(index),
+        "role": service.name,
+        "head_node": carving.head,
+        "head_ip": ctx.address(carving.head),
+        "infra_node": carving.infra,
+        "infra_ip": ctx.address(carving.infra),
+        "master_port": str(MOONCAKE_RPC_PORT),
+        "metadata_port": str(MOONCAKE_HTTP_PORT),
+        "gpus_per_node": str(ctx.gpus_per_node),
+    }
+    if pool:
+        values |= {
+            "pool_node": pool[0],
+            "pool_ip": ctx.address(pool[0]),
+            "pool_nodes": ",".join(pool),
+            "pool_ips": ",".join(ctx.address(n) for n in pool),
+            "pool_node_count": str(len(pool)),
+        }
+    worker = instance.worker
+    if worker is not None:
+        values |= {
+            "worker_role": worker.endpoint.role,
+            "worker_index": str(worker.endpoint.index),
+            "worker_node_rank": str(worker.node_rank),
+            "worker_gpus": ",".join(str(g) for g in worker.gpus),
+            "worker_gpu_count": str(len(worker.gpus)),
+        }
+    return values
+
+
+def _instance_name(service: ServiceConfig, instance: _Instance, many: bool) -> str:
+    worker = instance.worker
+    if worker is not None:
+        return (
+            f"service_{service.name}_{worker.endpoint.role}_{worker.endpoint.index}_{instance.node}"
+        )
+    return f"service_{service.name}_{instance.node}" if many else f"service_{service.name}"
+
+
+def _phase(service: ServiceConfig) -> Literal["infra", "before_workers", "after_frontend"]:
+    match service.start:
+        case "before_workers":
+            return "before_workers"
+        case "after_frontend":
+            return "after_frontend"
+        case None:
+            pass
+        case other:
+            raise PlanningError(
+                f"$.services[{service.name}].start: {other!r} is not before_workers or "
+                "after_frontend"
+            )
+    if service.type in _INFRA:
+        return "infra"
+    return "before_workers" if service.type in _BEFORE_WORKERS else "after_frontend"
+
+
+def build_services(
+    ctx: PlanContext, workers: Sequence[WorkerProcess]
+) -> tuple[list[ProcessSpec], list[GeneratedFile]]:
+    specs: list[ProcessSpec] = []
+    files: list[GeneratedFile] = []
+    data = f"/tmp/srt-{ctx.job_id}"
+    for order, (service, implied_by) in enumerate(effective_services(ctx)):
+        phase = _phase(service)
+        if service.type == "nats":
+            max_mb = service.options.get("max_payload_mb")
+            conf = [f"port: {NATS_PORT}", f'jetstream {{ store_dir: "{data}/nats" }}']
+            if max_mb is not None:
+                conf.append(f"max_payload: {int(max_mb) * 1024 * 1024}")
+            files.append(GeneratedFile(path="nats.conf", content="\n".join(conf) + "\n"))
+        instances = _instances(ctx, service, workers)
+        many = len(instances) > 1
+        command = _kind_command(ctx, service, data) + service.args
+        kind_ports = _kind_ports(service)
+        for index, instance in enumerate(instances):
+            values = _placeholders(ctx, service, instance, index)
+            argv = tuple(render_placeholders(part, values) for part in command)
+            rendered = {k: render_placeholders(v, values) for k, v in service.env.items()}
+            mask: dict[str, str] = {}
+            worker = instance.worker
+            if worker is not None and len(worker.gpus) < ctx.gpus_per_node:
+                mask = {ctx.cluster.visible_devices_env: ",".join(str(g) for g in worker.gpus)}
+            inherit = service.inherit_discovery_env and service.type not in _INFRA
+            env = layer_env(discovery_env(ctx) if inherit else {}, rendered, mask)
+            preamble: tuple[str, ...] = ()
+            if service.type in ("etcd",):
+                preamble = (f"rm -rf {data}/etcd && mkdir -p {data}/etcd",)
+            if service.type == "nats":
+                preamble = (f"rm -rf {data}/nats && mkdir -p {data}/nats",)
+            if service.preamble:
+                preamble += (render_placeholders(service.preamble, values),)
+            name = _instance_name(service, instance, many)
+            log = f"{name}.out"
+            container = ctx.container(service.container)
+            step = SrunStep(
+                step_name=name,
+                nodes=(instance.node,),
+                log_path=ctx.log_path(log),
+                container=container,
+                options=merge_srun_options(ctx.recipe.srun_options, service.srun_options),
+                cpus_per_task=service.cpus_per_task,
+                cpu_bind=service.cpu_bind,
+                het_group=0 if ctx.carving.het_prefill is not None else None,
+            )
+            task = wrap_command(
+                argv, env=env, preamble=preamble, head=ctx.cluster.default_bash_preamble
+            )
+            critical = (
+                service.critical if service.critical is not None else service.type in _CRITICAL
+            )
+            specs.append(
+                ProcessSpec(
+                    name=name,
+                    kind="service",
+                    role=service.name,
+                    index=index,
+                    nodes=(instance.node,),
+                    gpus=worker.gpus if worker is not None else (),
+                    ports=dict(kind_ports),
+                    env=env,
+                    argv=argv,
+                    preamble=preamble,
+                    srun_argv=() if ctx.local else render_srun(step, task, job_id=ctx.job_id),
+                    container=container,
+                    log_file=log,
+                    phase="infra"
+                    if phase == "infra"
+                    else ("before_workers" if phase == "before_workers" else "after_frontend"),
+                    order=order,
+                    readiness=_readiness(ctx, service, instance.node, kind_ports),
+                    critical=critical,
+                    terminal=service.terminal,
+                    stop_grace_seconds=30.0,
+                    stop_tier=2 if service.type in _INFRA else 1,
+                    implied_by=implied_by,
+                    het_group=step.het_group,
+                )
+            )
+    return specs, files

@@ -1,0 +1,124 @@
+"""Endpoints -> worker processes with their ports (planner-and-runtime.md §1.5, §1.6)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import assert_never
+
+from srt_planner._recipe import Engine, ResolvedRole, engine_of, resolve_roles
+from srt_planner.carving import Carving
+from srt_planner.engines.base import WorkerProcess
+from srt_planner.engines.vllm import data_parallel, replica_size
+from srt_planner.gpu_packing import Endpoint, RoleLayout, pack_endpoints
+from srt_planner.ports import PortAllocator
+from srt_schema.recipe import (
+    AtomBackend,
+    MockerBackend,
+    Recipe,
+    SGLangBackend,
+    TileRTBackend,
+    TRTLLMBackend,
+    VLLMBackend,
+)
+
+__all__ = ["expand_processes", "plan_endpoints"]
+
+
+def plan_endpoints(recipe: Recipe, carving: Carving) -> tuple[Endpoint, ...]:
+    """Pack every role's workers onto the worker nodes (het: each side on its component)."""
+    gpn = recipe.resources.gpus_per_node
+    roles = resolve_roles(recipe)
+    engines = {role.name: engine_of(recipe, role.name) for role in roles}
+    separate = not any(
+        isinstance(engine, VLLMBackend) and engine.allow_prefill_decode_colocation
+        for engine in engines.values()
+    )
+
+    def layout(role: ResolvedRole, het_group: int | None) -> RoleLayout:
+        return RoleLayout(
+            role=role.name,
+            workers=role.workers,
+            gpus_per_worker=role.gpus_per_worker,
+            packed=isinstance(engines[role.name], TRTLLMBackend),
+            colocate=role.colocate,
+            het_group=het_group,
+        )
+
+    spread = recipe.resources.spread_workers
+    if carving.het_prefill is not None and carving.het_decode is not None:
+        sides = (("prefill", carving.het_prefill, 0), ("decode", carving.het_decode, 1))
+        endpoints: list[Endpoint] = []
+        for name, nodes, group in sides:
+            chosen = [layout(r, group) for r in roles if r.name == name]
+            endpoints += pack_endpoints(chosen, nodes, gpn, spread_workers=spread)
+        return tuple(endpoints)
+    layouts = [layout(role, None) for role in roles]
+    return pack_endpoints(
+        layouts, carving.workers, gpn, spread_workers=spread, separate_prefill_decode=separate
+    )
+
+
+def _vllm_blocks(role: ResolvedRole, gpus_on_node: int, gpus_total: int) -> tuple[int, int]:
+    """(kv_events block per process, nixl block per endpoint) for vLLM data parallelism."""
+    args = dict(role.config.args)
+    if data_parallel(args) <= 1:
+        return 1, 1
+    replica = replica_size(args)
+    return max(1, gpus_on_node // replica), max(1, gpus_total // replica)
+
+
+def expand_processes(
+    recipe: Recipe, endpoints: Sequence[Endpoint], allocator: PortAllocator
+) -> tuple[tuple[WorkerProcess, ...], ...]:
+    """One process per endpoint node, ports handed out in the documented order."""
+    roles = {role.name: role for role in resolve_roles(recipe)}
+    expanded: list[tuple[WorkerProcess, ...]] = []
+    for endpoint in endpoints:
+        role = roles[endpoint.role]
+        engine: Engine = engine_of(recipe, endpoint.role)
+        leader = endpoint.leader
+        shared: dict[str, int] = {}
+        if endpoint.role == "prefill":
+            shared["bootstrap"] = allocator.take("bootstrap", leader)
+        total = sum(len(g) for g in endpoint.gpus)
+        nixl_block = 1
+        is_vllm_dp = isinstance(engine, VLLMBackend) and data_parallel(dict(role.config.args)) > 1
+        if is_vllm_dp:
+            _, nixl_block = _vllm_blocks(role, len(endpoint.gpus[0]), total)
+            shared["nixl"] = allocator.take("nixl", leader, nixl_block)
+            shared["dp_rpc"] = allocator.take("dp_rpc", leader)
+        processes: list[WorkerProcess] = []
+        for rank, (node, gpus) in enumerate(zip(endpoint.nodes, endpoint.gpus, strict=True)):
+            ports: dict[str, int] = {"sys": allocator.take("sys", node)}
+            if rank == 0:
+                ports["http"] = allocator.take("http", node)
+            kv_block = _vllm_blocks(role, len(gpus), total)[0] if is_vllm_dp else 1
+            ports["kv_events"] = allocator.take("kv_events", node, kv_block)
+            if not is_vllm_dp:
+                ports["nixl"] = allocator.take("nixl", node)
+            ports.update(shared)
+            ports.update(_engine_ports(engine, allocator, node, rank, len(endpoint.nodes)))
+            processes.append(
+                WorkerProcess(endpoint=endpoint, node=node, node_rank=rank, gpus=gpus, ports=ports)
+            )
+        expanded.append(tuple(processes))
+    return tuple(expanded)
+
+
+def _engine_ports(
+    engine: Engine, allocator: PortAllocator, node: str, rank: int, span: int
+) -> dict[str, int]:
+    match engine:
+        case SGLangBackend():
+            ports = {"nccl": allocator.take("nccl", node)}
+            if rank == 0 and span > 1:
+                ports["dist_init"] = allocator.take("dist_init", node)
+            return ports
+        case VLLMBackend():
+            return {"vllm_port": allocator.take("vllm_port", node)}
+        case TRTLLMBackend():
+            return {"trtllm_dist_init": allocator.take("trtllm_dist_init", node)}
+        case MockerBackend() | AtomBackend() | TileRTBackend():
+            return {}
+        case _:
+            assert_never(engine)
