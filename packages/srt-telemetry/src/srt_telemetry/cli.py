@@ -128,6 +128,87 @@ def _cmd_power_finalize(args: argparse.Namespace) -> int:
     return 1 if result.exit_nonzero else 0
 
 
+def _cmd_cpu_collect(args: argparse.Namespace) -> int:
+    import os
+
+    from srt_telemetry.config import CpuPowerConfig, read_config
+    from srt_telemetry.cpu_collect import node_hostname, run_cpu_collector
+
+    config = read_config(Path(args.config), CpuPowerConfig)
+    host = args.hostname or node_hostname(dict(os.environ))
+    result = run_cpu_collector(config, host, _stop_on_signals())
+    print(
+        json.dumps({"hostname": host, "rows": result.rows, "read_failures": result.read_failures})
+    )
+    return result.exit_code
+
+
+def _cmd_cpu_wait_ready(args: argparse.Namespace) -> int:
+    from srt_telemetry.config import CpuPowerConfig, read_config
+    from srt_telemetry.cpu_collect import wait_cpu_ready, write_initial_manifest
+
+    config = read_config(Path(args.config), CpuPowerConfig)
+    if args.init:
+        write_initial_manifest(config)
+        return 0
+    ready, detail = wait_cpu_ready(config, args.timeout)
+    print(detail, file=sys.stdout if ready else sys.stderr)
+    return 0 if ready else 1
+
+
+def _cmd_cpu_finalize(args: argparse.Namespace) -> int:
+    from srt_telemetry.config import CpuPowerConfig, read_config
+    from srt_telemetry.cpu_collect import finalize_cpu_power
+
+    config = read_config(Path(args.config), CpuPowerConfig)
+    manifest, nonzero = finalize_cpu_power(
+        config, interrupted=args.interrupted, failed_processes=tuple(args.failed_process)
+    )
+    print(
+        json.dumps(
+            {
+                "status": manifest.status,
+                "publication_valid": manifest.publication_valid,
+                "reason_codes": manifest.reason_codes,
+                "sample_row_count": manifest.sample_row_count,
+            },
+            sort_keys=True,
+        )
+    )
+    return 1 if nonzero else 0
+
+
+def _cmd_cpu_exporter(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from srt_telemetry.config import ExporterConfig, read_config
+    from srt_telemetry.cpu_exporter import CpuPowerExporter
+
+    config = read_config(Path(args.config), ExporterConfig) if args.config else ExporterConfig()
+    overrides = {
+        k: v
+        for k, v in (
+            ("port", args.port),
+            ("bind", args.bind),
+            ("source", args.source),
+            ("hwmon_root", args.hwmon_root),
+        )
+        if v is not None
+    }
+    config = msgspec.structs.replace(config, **overrides)
+    exporter = CpuPowerExporter(config)
+    stop = _stop_on_signals()
+
+    def stopper() -> None:
+        stop.wait()
+        exporter.shutdown()
+
+    threading.Thread(target=stopper, daemon=True).start()
+    print(f"listening on {config.bind}:{exporter.port}", flush=True)
+    exporter.serve_forever()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="srt-telemetry",
@@ -169,6 +250,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interrupted", action="store_true", help="the run was cancelled/aborted")
     p.add_argument("--exporter-exited", action="store_true", help="a DCGM exporter died")
     p.set_defaults(func=_cmd_power_finalize)
+
+    cpu = sub.add_parser("cpu-power", help="CPU power: in-job collector (leg A) and exporter (B)")
+    csub = cpu.add_subparsers(dest="cpu_command", required=True, metavar="STEP")
+    p = csub.add_parser(
+        "collect", help="sample this node's CPU power until SIGTERM (source auto = ACPI, DCGM)"
+    )
+    p.add_argument("--config", required=True, help="CpuPowerConfig JSON file")
+    p.add_argument("--hostname", help="default: $SLURMD_NODENAME or the short hostname")
+    p.set_defaults(func=_cmd_cpu_collect)
+    p = csub.add_parser("wait-ready", help="head: wait for every node's ready marker")
+    p.add_argument("--config", required=True, help="CpuPowerConfig JSON file")
+    p.add_argument("--timeout", type=float, help="seconds (default startup_timeout_seconds)")
+    p.add_argument("--init", action="store_true", help="only write the 'starting' manifest")
+    p.set_defaults(func=_cmd_cpu_wait_ready)
+    p = csub.add_parser("finalize", help="head: merge node CSVs into samples.csv + manifest")
+    p.add_argument("--config", required=True, help="CpuPowerConfig JSON file")
+    p.add_argument("--interrupted", action="store_true", help="the run was cancelled/aborted")
+    p.add_argument(
+        "--failed-process", action="append", default=[], help="a collector that exited nonzero"
+    )
+    p.set_defaults(func=_cmd_cpu_finalize)
+    p = csub.add_parser(
+        "exporter",
+        help="serve /metrics and /health (default port 9405; source auto = DCGM, then ACPI)",
+    )
+    p.add_argument("--config", help="ExporterConfig JSON file (flags below override it)")
+    p.add_argument("--port", type=int)
+    p.add_argument("--bind")
+    p.add_argument("--source", choices=("auto", "acpi", "dcgm"))
+    p.add_argument("--hwmon-root")
+    p.set_defaults(func=_cmd_cpu_exporter)
 
     p = sub.add_parser("compact", help="merge a scraper local dir's sealed segments into one file")
     p.add_argument("input_dir", help="the scraper's local dir (out-N / incomplete-N segments)")
