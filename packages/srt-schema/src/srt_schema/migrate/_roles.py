@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from srt_schema.migrate._context import Variant, scalar
-from srt_schema.migrate._yaml import is_flow, new_seq, pop_key, put_key, replace_scalar
+from srt_schema.migrate._yaml import (
+    is_flow,
+    new_seq,
+    pop_key,
+    put_key,
+    replace_scalar,
+    set_above,
+    shift_comments,
+)
 
 __all__ = ["ROLE_MODES", "engine_config_key", "fold_roles"]
 
@@ -91,6 +99,7 @@ def fold_roles(v: Variant) -> None:
         if not sources:
             continue
         roles = v.child_map(v.doc, "roles", index=_roles_index(v.doc))
+        resources, backend = v.doc.get("resources"), v.doc.get("backend")
         target = v.child_map(roles, role)
         for container, legacy, field in sources:
             legacy_name = _legacy_name(container, v, legacy, config_key)
@@ -100,14 +109,28 @@ def fold_roles(v: Variant) -> None:
                     f"roles.{role}.{field} already set; kept it and dropped legacy {legacy_name}"
                 )
                 continue
+            if container is resources or container is backend:
+                shift_comments(moved.value, v.indent)  # one level deeper: roles.<role>.<field>
             put_key(target, field, moved.value, moved=moved, indent=v.column(2))
         v.note(f"folded {role} fields into roles.{role}")
     backend = v.doc.get("backend")
     if isinstance(backend, dict):
         config = backend.get(config_key)
         if isinstance(config, dict) and not config:
-            pop_key(backend, config_key)
+            above = pop_key(backend, config_key).above
+            _carry_comment(v, [line for line in above if line])
     _colocate(v)
+
+
+def _carry_comment(v: Variant, lines: list[str]) -> None:
+    """The comment above a removed ``<engine>_config`` goes above the first role's ``args``."""
+    roles = v.doc.get("roles")
+    if not lines or not isinstance(roles, dict):
+        return
+    for role in roles.values():
+        if isinstance(role, dict) and "args" in role:
+            set_above(role, "args", lines, v.column(2))
+            return
 
 
 def _is_zero(value: Any) -> bool:

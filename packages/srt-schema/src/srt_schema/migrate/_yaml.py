@@ -38,6 +38,7 @@ __all__ = [
     "replace_scalar",
     "set_above",
     "set_flow",
+    "shift_comments",
     "split_document_header",
     "to_plain",
 ]
@@ -352,6 +353,21 @@ def put_key(
         above.pop(0)  # no blank line right after the parent key
     entry = [None, _before_tokens(above, indent) or None, moved.eol, None]
     mapping.ca.items[key] = entry
+
+
+def shift_comments(value: Any, delta: int) -> None:
+    """Move every comment inside ``value`` ``delta`` columns right (the block moved deeper)."""
+    if not delta or not (is_map(value) or is_seq(value)):
+        return
+    for entry in value.ca.items.values():
+        for part in entry:
+            tokens = part if isinstance(part, list) else [part]
+            for token in tokens:
+                if token is not None and getattr(token, "start_mark", None) is not None:
+                    token.start_mark.column = max(0, int(token.start_mark.column) + delta)
+    children = value.values() if is_map(value) else value
+    for child in children:
+        shift_comments(child, delta)
 
 
 def split_document_header(document: Any) -> list[str]:
