@@ -303,6 +303,34 @@ def test_migrating_a_migrated_corpus_file_changes_nothing(path: Path) -> None:
     assert (twice.changed, twice.from_version, twice.notes) == (False, 2, ("already current",))
 
 
+def v2_files() -> list[Path]:
+    root = corpus_root() / "v2"
+    return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml"))
+
+
+def v2_id(path: Path) -> str:
+    return path.relative_to(corpus_root() / "v2").as_posix()
+
+
+@pytest.mark.parametrize("path", v2_files(), ids=v2_id)
+def test_v2_corpus_file_is_current_or_loses_its_v1_keys(path: Path) -> None:
+    """``schema: 2`` files are returned untouched unless they still carry v1-only keys."""
+    text = path.read_text()
+    document = yaml.safe_load(text)
+    legacy = [
+        key for variant in expand_overrides(document).values() for key in v1_only_keys(variant)
+    ]
+    result = migrate_text(text, file=str(path))
+    assert result.from_version == 2
+    if not legacy:
+        assert (result.text, result.changed, result.notes) == (text, False, ("already current",))
+        return
+    assert result.changed
+    migrated = yaml.safe_load(result.text)
+    assert [k for v in expand_overrides(migrated).values() for k in v1_only_keys(v)] == []
+    assert problems(result.text) == {"schema": [], "loader": []}
+
+
 if __name__ == "__main__":  # a quick report while developing: python tests/test_migrate_corpus.py
     for path in v1_files():
         result = migrate_text(path.read_text(), file=str(path))
