@@ -114,7 +114,8 @@ def _with_public_port(
 
 def _bindings(processes: Sequence[ProcessSpec], local: bool) -> Iterator[tuple[str, str, str, int]]:
     for spec in processes:
-        for node in spec.nodes:
+        # Ports belong to the step's first node (the leader of an MPI endpoint).
+        for node in spec.nodes[:1]:
             host = "localhost" if local else node
             for name, port in spec.ports.items():
                 yield host, spec.name, name, port
