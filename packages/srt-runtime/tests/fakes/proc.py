@@ -10,6 +10,7 @@ Usage: ``python proc.py STEP [ARG...] [STEP ...]``; steps run in order:
 - ``sleep SECONDS`` / ``forever``
 - ``exit CODE``
 - ``fail-once FILE CODE`` exit CODE if FILE does not exist yet (creating it), else go on
+- ``say-once FILE TEXT`` print TEXT if FILE does not exist yet (creating it)
 - ``tcp PORT`` listen on 127.0.0.1:PORT (accepting in the background)
 - ``http PORT ROUTES`` serve GET on 127.0.0.1:PORT from the JSON file ROUTES
   ``{"/path": [status, body], ...}``, re-read on each request; a request for a path listed in
@@ -114,6 +115,12 @@ def main(argv: list[str]) -> int:
             if not marker.exists():
                 marker.write_text("failed once\n")
                 return code
+        elif step == "say-once":
+            marker, text = Path(argv[i]), argv[i + 1]
+            i += 2
+            if not marker.exists():
+                marker.write_text("said once\n")
+                print(text, flush=True)
         elif step == "tcp":
             _serve_tcp(int(argv[i]))
             i += 1
