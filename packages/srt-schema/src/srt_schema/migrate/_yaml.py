@@ -1,16 +1,11 @@
 """Round-trip YAML plumbing for the migration: load, dump, and comment-carrying key moves.
 
 ruamel.yaml is an optional extra (``srt-schema[migrate]``), so it is imported lazily here and
-nowhere else. ruamel stores a comment in one of three places, which the helpers below respect:
-
-- a comment on the same line as ``key: value`` (the "end-of-line" comment) starts the trailing
-  token of that key, ``mapping.ca.items[key][2]``;
-- full-line comments *between* two keys are the rest of the previous key's trailing token (for a
-  key whose value is a block mapping, of the last leaf inside that value);
-- full-line comments before the first key of a nested mapping are ``mapping.ca.comment[1]``.
-
-When a key moves, its end-of-line comment and the comment block right above it move with it; the
-comment lines that belong to the *next* key stay where they are.
+nowhere else. ruamel keeps a full-line comment as the tail of the *previous* value's comment, which
+would make a moved key drag the next key's comments along. ``normalize_comments`` therefore first
+re-homes every full-line comment onto the key it stands above (``ca.items[key][1]``); after that a
+key's comments are exactly its own entry (lines above it, end-of-line comment), and ``pop_key`` /
+``put_key`` move them with the key.
 """
 
 from __future__ import annotations
@@ -37,7 +32,6 @@ __all__ = [
     "put_key",
     "replace_scalar",
     "set_above",
-    "set_flow",
     "shift_comments",
     "split_document_header",
     "to_plain",
@@ -185,11 +179,6 @@ def replace_scalar(mapping: Any, key: str, value: Any) -> None:
     if token is not None and token.start_mark is not None and isinstance(old, str):
         shift = len(str(value)) - len(old)
         token.start_mark.column = max(0, int(token.start_mark.column) + shift)
-
-
-def set_flow(mapping: Any) -> Any:
-    mapping.fa.set_flow_style()
-    return mapping
 
 
 def to_plain(value: Any) -> Any:
