@@ -209,6 +209,19 @@ def _cmd_cpu_exporter(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_dashboard(args: argparse.Namespace) -> int:
+    from srt_telemetry.config import DashboardConfig, read_config
+    from srt_telemetry.dashboard import write_dashboard
+
+    config = read_config(Path(args.config), DashboardConfig) if args.config else DashboardConfig()
+    if args.out:
+        import msgspec
+
+        config = msgspec.structs.replace(config, output=args.out)
+    print(write_dashboard(Path(args.run_dir), config))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="srt-telemetry",
@@ -281,6 +294,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", choices=("auto", "acpi", "dcgm"))
     p.add_argument("--hwmon-root")
     p.set_defaults(func=_cmd_cpu_exporter)
+
+    p = sub.add_parser(
+        "dashboard", help="write RUN_DIR/perf_dashboard.html (self-contained, inline SVG)"
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", help="the run's log directory")
+    p.add_argument("--config", help="DashboardConfig JSON file")
+    p.add_argument("--out", help="output file name/path (default perf_dashboard.html)")
+    p.set_defaults(func=_cmd_dashboard)
 
     p = sub.add_parser("compact", help="merge a scraper local dir's sealed segments into one file")
     p.add_argument("input_dir", help="the scraper's local dir (out-N / incomplete-N segments)")

@@ -1,0 +1,297 @@
+"""The per-run dashboard (`srt-telemetry dashboard RUN_DIR`): one self-contained HTML file.
+
+Inputs, all optional and relative to RUN_DIR (see `DashboardConfig`): `benchmark-rollup.json`
+(the sa-bench rollup format: `runs[]` with `concurrency`, `throughput_toks`, `ttft_*`, `itl_*`,
+...), `<power_dir>/{manifest.json,samples.csv,windows/*.json,energy.json}` and
+`<cpu_power_dir>/samples.csv`. Output: inline SVG and CSS only, no scripts, no network; the same
+inputs give byte-identical output. A missing input leaves its section with a "no data" note; a
+malformed one raises `DashboardError` naming the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from srt_telemetry.config import DashboardConfig
+from srt_telemetry.errors import DashboardError
+from srt_telemetry.power_samples import read_samples
+from srt_telemetry.power_windows import decode_window
+from srt_telemetry.svg import Band, Series, bar_chart, line_chart
+
+__all__ = ["DashboardData", "read_dashboard_data", "render_dashboard", "write_dashboard"]
+
+MAX_POINTS = 1500
+
+
+@dataclass
+class DashboardData:
+    title: str
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    rollup_type: str = ""
+    gpu_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    cpu_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    windows: list[tuple[float, float, str]] = field(default_factory=list)
+    energy: dict[int, dict[str, Any]] = field(default_factory=dict)
+    power_manifest: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DashboardError(f"{path}: cannot read JSON: {exc}; fix or remove the file") from exc
+
+
+def _downsample(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    if len(points) <= MAX_POINTS:
+        return points
+    step = math.ceil(len(points) / MAX_POINTS)
+    out = []
+    for i in range(0, len(points), step):
+        chunk = points[i : i + step]
+        out.append((chunk[0][0], sum(p[1] for p in chunk) / len(chunk)))
+    return out
+
+
+def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData:
+    if not run_dir.is_dir():
+        raise DashboardError(f"{run_dir}: not a directory; pass the run's log directory")
+    data = DashboardData(title=config.title or f"srt run {run_dir.name}")
+    rollup = run_dir / config.rollup
+    if rollup.exists():
+        doc = _load_json(rollup)
+        if not isinstance(doc, dict) or not isinstance(doc.get("runs", []), list):
+            raise DashboardError(f"{rollup}: expected an object with a 'runs' list")
+        data.rollup_type = str(doc.get("benchmark_type", ""))
+        data.runs = sorted(
+            (r for r in doc.get("runs", []) if isinstance(r, dict)),
+            key=lambda r: r.get("concurrency") or 0,
+        )
+    else:
+        data.notes.append(f"no {config.rollup}: benchmark sections are empty")
+    pdir = run_dir / config.power_dir
+    if (pdir / "manifest.json").exists():
+        m = _load_json(pdir / "manifest.json")
+        data.power_manifest = m if isinstance(m, dict) else None
+    if (pdir / "samples.csv").exists():
+        read = read_samples(pdir / "samples.csv")
+        if read.reasons:
+            data.notes.append(f"{pdir / 'samples.csv'}: {', '.join(read.reasons)}")
+        per_host: dict[str, dict[int, list[tuple[float, float]]]] = {}
+        for s in read.samples:
+            per_host.setdefault(s.hostname, {}).setdefault(s.scrape_seq, []).append(
+                (s.timestamp_unix, s.power_w)
+            )
+        for host, cycles in sorted(per_host.items()):
+            pts = sorted(
+                (sum(t for t, _ in rows) / len(rows), sum(w for _, w in rows))
+                for rows in cycles.values()
+            )
+            data.gpu_series[host] = pts
+    else:
+        data.notes.append(f"no {config.power_dir}/samples.csv: GPU power not captured")
+    wdir = pdir / "windows"
+    if wdir.is_dir():
+        for p in sorted(wdir.glob("*.json")):
+            w = decode_window(_load_json(p))
+            if w is not None and w.end is not None:
+                data.windows.append((w.start, w.end, f"c={w.concurrency}"))
+    if (pdir / "energy.json").exists():
+        e = _load_json(pdir / "energy.json")
+        for w in e.get("windows", []) if isinstance(e, dict) else []:
+            if isinstance(w, dict) and isinstance(w.get("concurrency"), int):
+                data.energy[w["concurrency"]] = w
+    cpu_csv = run_dir / config.cpu_power_dir / "samples.csv"
+    if cpu_csv.exists():
+        with cpu_csv.open(newline="") as fh:
+            seen: set[tuple[str, str]] = set()
+            for row in csv.DictReader(fh):
+                key = (row.get("hostname", ""), row.get("timestamp_unix", ""))
+                total = row.get("total_power_w", "")
+                if key in seen or not total:
+                    continue
+                seen.add(key)
+                try:
+                    point = (float(key[1]), float(total))
+                except ValueError as exc:
+                    raise DashboardError(f"{cpu_csv}: bad number in row {row}") from exc
+                data.cpu_series.setdefault(key[0], []).append(point)
+        for host in data.cpu_series:
+            data.cpu_series[host].sort()
+    return data
+
+
+def _num(v: Any, digits: int = 1) -> str:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        return "–"
+    return f"{v:,.{digits}f}"
+
+
+def _t0(data: DashboardData) -> float:
+    times = [p[0] for s in (*data.gpu_series.values(), *data.cpu_series.values()) for p in s]
+    times += [w[0] for w in data.windows]
+    return min(times) if times else 0.0
+
+
+def _power_chart(
+    title: str, series: dict[str, list[tuple[float, float]]], data: DashboardData, empty: str
+) -> str:
+    t0 = _t0(data)
+    lines = []
+    for host, raw in sorted(series.items()):
+        pts = _downsample(raw)
+        lines.append(Series(host, [t - t0 for t, _ in pts], [w for _, w in pts]))
+    bands = [Band(a - t0, b - t0, label) for a, b, label in data.windows]
+    return line_chart(
+        title, lines, x_label="seconds since first sample", y_label="W", bands=bands, empty=empty
+    )
+
+
+def _publication(data: DashboardData) -> str:
+    m = data.power_manifest
+    if m is None:
+        return '<p class="warn">GPU power: no manifest.json, numbers are not publishable.</p>'
+    ok = m.get("publication_valid") is True
+    reasons = ", ".join(str(r) for r in m.get("reason_codes", [])) or "none"
+    per_window = "".join(
+        f"<li>{escape(str(v.get('benchmark_type')))} c={escape(str(v.get('concurrency')))}: "
+        f"{'valid' if v.get('power_coverage_valid') else 'INVALID'}"
+        f" {escape(', '.join(v.get('reason_codes', [])))}</li>"
+        for v in m.get("window_validations", [])
+        if isinstance(v, dict)
+    )
+    cls = "ok" if ok else "warn"
+    verdict = "publishable" if ok else "NOT publishable"
+    return (
+        f'<p class="{cls}">GPU power numbers are <b>{verdict}</b> (status '
+        f"{escape(str(m.get('status')))}; reasons: {escape(reasons)}).</p><ul>{per_window}</ul>"
+    )
+
+
+def render_dashboard(data: DashboardData) -> str:
+    """The whole HTML page (pure)."""
+    runs = data.runs
+    cats = [str(r.get("concurrency")) for r in runs]
+    tput = Series(
+        "output tok/s",
+        [float(r.get("e2el_mean_ms") or math.nan) for r in runs],
+        [float(r.get("throughput_toks") or math.nan) for r in runs],
+        labels=[f"c={c}" for c in cats],
+    )
+    tput_ok = Series(
+        tput.name,
+        [x for x, y in zip(tput.xs, tput.ys, strict=True) if math.isfinite(x) and math.isfinite(y)],
+        [y for x, y in zip(tput.xs, tput.ys, strict=True) if math.isfinite(x) and math.isfinite(y)],
+        labels=[
+            lab
+            for lab, x, y in zip(tput.labels, tput.xs, tput.ys, strict=True)
+            if math.isfinite(x) and math.isfinite(y)
+        ],
+    )
+    charts = [
+        line_chart(
+            "Throughput vs latency (one point per concurrency)",
+            [tput_ok],
+            x_label="mean end-to-end latency (ms)",
+            y_label="output tokens/s",
+            markers=True,
+            empty="no benchmark runs",
+        ),
+        bar_chart(
+            "TTFT (ms)",
+            cats,
+            [
+                ("mean", [r.get("ttft_mean_ms") for r in runs]),
+                ("p99", [r.get("ttft_p99_ms") for r in runs]),
+            ],
+            x_label="concurrency",
+            y_label="ms",
+            empty="no benchmark runs",
+        ),
+        bar_chart(
+            "ITL (ms)",
+            cats,
+            [
+                ("mean", [r.get("itl_mean_ms") for r in runs]),
+                ("p99", [r.get("itl_p99_ms") for r in runs]),
+            ],
+            x_label="concurrency",
+            y_label="ms",
+            empty="no benchmark runs",
+        ),
+        _power_chart(
+            "GPU power per node (sum of GPUs)", data.gpu_series, data, "no GPU power samples"
+        ),
+        _power_chart("CPU power per node", data.cpu_series, data, "no CPU power samples"),
+        bar_chart(
+            "Energy per output token (GPU, J/token)",
+            [str(c) for c in sorted(data.energy)],
+            [
+                (
+                    "J/token",
+                    [data.energy[c].get("joules_per_output_token") for c in sorted(data.energy)],
+                )
+            ],
+            x_label="concurrency",
+            y_label="J/token",
+            empty="no energy per window (power/energy.json)",
+        ),
+    ]
+    head = (
+        "<tr><th>concurrency</th><th>output tok/s</th><th>req/s</th><th>TTFT mean</th>"
+        "<th>TTFT p99</th><th>ITL mean</th><th>ITL p99</th><th>E2EL mean</th>"
+        "<th>GPU energy (J)</th><th>avg GPU W</th><th>J/output token</th></tr>"
+    )
+    body = ""
+    for r in runs:
+        e = data.energy.get(r.get("concurrency"), {})  # type: ignore[arg-type]
+        body += (
+            f"<tr><td>{escape(str(r.get('concurrency')))}</td>"
+            f"<td>{_num(r.get('throughput_toks'))}</td>"
+            f"<td>{_num(r.get('request_throughput'), 3)}</td>"
+            f"<td>{_num(r.get('ttft_mean_ms'))}</td><td>{_num(r.get('ttft_p99_ms'))}</td>"
+            f"<td>{_num(r.get('itl_mean_ms'), 2)}</td><td>{_num(r.get('itl_p99_ms'), 2)}</td>"
+            f"<td>{_num(r.get('e2el_mean_ms'))}</td><td>{_num(e.get('energy_joules'))}</td>"
+            f"<td>{_num(e.get('avg_power_w'))}</td>"
+            f"<td>{_num(e.get('joules_per_output_token'), 4)}</td></tr>"
+        )
+    notes = "".join(f"<li>{escape(n)}</li>" for n in data.notes)
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(data.title)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{escape(data.title)}</h1>"
+        f"<p>benchmark: {escape(data.rollup_type or 'unknown')}, "
+        f"{len(runs)} concurrency level(s)</p>"
+        f"{_publication(data)}"
+        f"<h2>Summary</h2><table>{head}{body}</table>"
+        + "".join(f'<div class="c">{c}</div>' for c in charts)
+        + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
+        + "</body></html>\n"
+    )
+
+
+_CSS = (
+    "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
+    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+    ".c{margin:12px 0}.t{font:bold 13px sans-serif}.l{font:12px sans-serif;fill:#444}"
+    ".k{font:10px sans-serif;fill:#555}.g{stroke:#eee}.ax{fill:none;stroke:#999}"
+    ".band{fill:#ffd54f;opacity:.25}.bl{font:9px sans-serif;fill:#8a6d00}"
+    ".ok{color:#1b5e20}.warn{color:#b71c1c}"
+)
+
+
+def write_dashboard(run_dir: Path, config: DashboardConfig) -> Path:
+    """Read the run's artifacts and write the HTML file (atomically). Returns its path."""
+    out = run_dir / config.output
+    html = render_dashboard(read_dashboard_data(run_dir, config))
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(html)
+    tmp.replace(out)
+    return out
