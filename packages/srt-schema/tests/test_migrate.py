@@ -702,6 +702,20 @@ def test_mooncake_env_without_roles_is_left_in_place() -> None:
 # ----------------------------------------------------------------------------- engine
 
 
+def test_a_zipped_engine_type_stays_a_zip_list() -> None:
+    result = migrate(
+        """
+        base:
+          backend: {type: sglang}
+        zip_override_t:
+          backend:
+            type: [sglang, null]
+        """
+    )
+    assert loaded(result)["zip_override_t"] == {"engine": ["sglang", None]}
+    assert "zip_override_t: backend -> engine: [sglang, null]" in result.notes
+
+
 def test_engine_type_goes_first_in_a_mapping() -> None:
     result = migrate("backend:\n  connector: nixl\n  type: vllm\n")
     assert result.text == "schema: 2\nengine:\n  type: vllm\n  connector: nixl\n"

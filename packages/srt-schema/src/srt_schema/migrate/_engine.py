@@ -81,8 +81,17 @@ def fold_engine(v: Variant) -> None:
             "{" + ", ".join(f"{k}: {engine[k]}" if k == "type" else str(k) for k in engine) + "}"
         )
     else:
-        shown = str(engine) if engine is not None else "null"
+        shown = _show(engine)
     v.note(f"backend -> engine: {shown}")
+
+
+def _show(value: Any) -> str:
+    """A value as YAML flow text, for notes."""
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(item) for item in value) + "]"
+    return str(value)
 
 
 _DROP = object()
