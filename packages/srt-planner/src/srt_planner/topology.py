@@ -99,7 +99,14 @@ def expand_processes(
             ports.update(shared)
             ports.update(_engine_ports(engine, allocator, node, rank, len(endpoint.nodes)))
             processes.append(
-                WorkerProcess(endpoint=endpoint, node=node, node_rank=rank, gpus=gpus, ports=ports)
+                WorkerProcess(
+                    endpoint=endpoint,
+                    node=node,
+                    node_rank=rank,
+                    gpus=gpus,
+                    ports=ports,
+                    shared=tuple(shared),
+                )
             )
         expanded.append(tuple(processes))
     return tuple(expanded)

@@ -195,7 +195,7 @@ def build_workers(
                     node_gpus={p.node: p.gpus for p in siblings}
                     if mpi and len(siblings) > 1
                     else {},
-                    ports=dict(proc.ports),
+                    ports=proc.bound_ports,
                     env=env,
                     env_unset=command.env_unset,
                     argv=argv,

@@ -22,6 +22,15 @@ class WorkerProcess(msgspec.Struct, frozen=True, kw_only=True):
     node_rank: int
     gpus: tuple[int, ...]
     ports: dict[str, int]
+    #: Ports of the endpoint (bootstrap, DP rpc...) that only the leader binds; followers use them.
+    shared: tuple[str, ...] = ()
+
+    @property
+    def bound_ports(self) -> dict[str, int]:
+        """The ports this process itself listens on."""
+        if self.is_leader:
+            return dict(self.ports)
+        return {k: v for k, v in self.ports.items() if k not in self.shared}
 
     @property
     def is_leader(self) -> bool:

@@ -1,0 +1,101 @@
+"""Property tests over generated recipes and node lists (ARCHITECTURE.md §6, property tier)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from planner_testkit import build_recipe
+
+from srt_planner import JobPlan, plan_allocation, plan_job
+from srt_schema.cluster import ClusterConfig
+
+
+@st.composite
+def _role(draw: st.DrawFn, gpn: int) -> dict[str, Any]:
+    divisors = [d for d in (1, 2, 4, 8) if gpn % d == 0]
+    gpus = draw(st.sampled_from([*divisors, gpn * 2]))
+    workers = draw(st.integers(min_value=1, max_value=4))
+    nodes = -(-(workers * gpus) // gpn)
+    return {"nodes": nodes, "workers": workers, "gpus": gpus}
+
+
+@st.composite
+def _case(draw: st.DrawFn) -> tuple[dict[str, Any], ClusterConfig]:
+    gpn = draw(st.sampled_from([1, 2, 4, 8]))
+    engine = draw(st.sampled_from(["sglang", "vllm", "mocker", "trtllm"]))
+    if draw(st.booleans()):
+        roles = {"agg": draw(_role(gpn))}
+    else:
+        roles = {"prefill": draw(_role(gpn)), "decode": draw(_role(gpn))}
+    frontend = draw(
+        st.sampled_from(["dynamo", "sglang-router"] if engine == "sglang" else ["dynamo"])
+    )
+    fields: dict[str, Any] = {
+        "engine": engine,
+        "resources": {"gpus_per_node": gpn},
+        "roles": roles,
+        "frontend": {
+            "type": frontend,
+            "enable_multiple_frontends": draw(st.booleans()),
+            "num_additional_frontends": draw(st.integers(min_value=0, max_value=3)),
+        },
+        "dynamo": {"request_plane": draw(st.sampled_from(["tcp", "nats"]))},
+        "benchmark": {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
+    }
+    local = draw(st.booleans())
+    cluster = ClusterConfig(
+        launcher="local" if local else "slurm",
+        container_runtime="none" if local or draw(st.booleans()) else "pyxis",
+    )
+    return fields, cluster
+
+
+_names = st.from_regex(r"[a-z]{1,4}-[0-9]{1,3}", fullmatch=True)
+
+
+def _plan(case: tuple[dict[str, Any], ClusterConfig], data: st.DataObject) -> JobPlan:
+    fields, cluster = case
+    recipe = build_recipe(**fields)
+    count = plan_allocation(recipe, cluster).nodes
+    nodes = data.draw(st.lists(_names, min_size=count, max_size=count, unique=True))
+    return plan_job(recipe, cluster, nodes, "4242")
+
+
+@settings(max_examples=150, deadline=None)
+@given(_case(), st.data())
+def test_plan_invariants(case: tuple[dict[str, Any], ClusterConfig], data: st.DataObject) -> None:
+    plan = _plan(case, data)
+    allocation = set(plan.nodes)
+    gpus_taken: set[tuple[str, int]] = set()
+    ports_taken: set[tuple[str, int]] = set()
+    for spec in plan.processes:
+        assert set(spec.nodes) <= allocation, spec.name
+        if spec.kind == "worker":
+            per_node = spec.node_gpus or {node: spec.gpus for node in spec.nodes}
+            for node, gpus in per_node.items():
+                for gpu in gpus:
+                    assert (node, gpu) not in gpus_taken, (spec.name, node, gpu)
+                    gpus_taken.add((node, gpu))
+        host = "localhost" if plan.launcher == "local" else spec.nodes[0]
+        for port in spec.ports.values():
+            assert (host, port) not in ports_taken, (spec.name, host, port)
+            ports_taken.add((host, port))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_case(), st.data())
+def test_plan_is_deterministic_and_round_trips(
+    case: tuple[dict[str, Any], ClusterConfig], data: st.DataObject
+) -> None:
+    fields, cluster = case
+    recipe = build_recipe(**fields)
+    count = plan_allocation(recipe, cluster).nodes
+    nodes = data.draw(st.lists(_names, min_size=count, max_size=count, unique=True))
+    first = msgspec.json.encode(plan_job(recipe, cluster, nodes, "1"))
+    second = msgspec.json.encode(plan_job(build_recipe(**fields), cluster, list(nodes), "1"))
+    assert first == second
+    assert msgspec.json.encode(msgspec.json.decode(first, type=JobPlan)) == first
+    assert msgspec.json.decode(first, type=JobPlan) == plan_job(recipe, cluster, nodes, "1")
