@@ -331,6 +331,92 @@ def test_v2_corpus_file_is_current_or_loses_its_v1_keys(path: Path) -> None:
     assert problems(result.text) == {"schema": [], "loader": []}
 
 
+# ----------------------------------------------------------------------------- same meaning
+# Like the reference's `migrate --verify`: expand the v1 file and the migrated file the same way
+# and compare what each variant asks for, read the v1 way and the schema-2 way respectively.
+
+ROLE_MODES = (("prefill", "prefill"), ("decode", "decode"), ("agg", "aggregated"))
+UNTOUCHED = (
+    "name", "model", "slurm", "environment", "health_check", "identity", "extra_mount",
+    "srun_options", "sbatch_directives", "setup_script", "profiling", "telemetry", "sweep",
+)  # fmt: skip
+
+
+def v1_meaning(recipe: dict[str, Any]) -> dict[str, Any]:
+    resources = recipe.get("resources") or {}
+    backend = recipe.get("backend") or {}
+    engine = backend.get("type") or next(
+        (
+            k.removesuffix("_config")
+            for k in backend
+            if k.endswith("_config") and k != "kv_events_config"
+        ),
+        "sglang",
+    )
+    roles: dict[str, dict[str, Any]] = {}
+    for role, mode in ROLE_MODES:
+        found = {
+            "nodes": resources.get(f"{role}_nodes"),
+            "workers": resources.get(f"{role}_workers"),
+            "gpus": resources.get(f"gpus_per_{role}"),
+            "critical": resources.get(f"{role}_critical"),
+            "env": backend.get(f"{mode}_environment"),
+            "extra_args": backend.get(f"{mode}_extra_args"),
+            "args": (backend.get(f"{engine}_config") or {}).get(mode),
+        }
+        if role == "decode" and found["nodes"] == 0:
+            found["nodes"] = "colocate"
+        found = {key: value for key, value in found.items() if value is not None}
+        if found:
+            roles[role] = found
+    dynamo = dict(recipe.get("dynamo") or {})
+    source = None
+    if dynamo.get("hash") is not None:
+        source = {"rev": dynamo["hash"]}
+        if dynamo.get("cargo_patches") is not None:
+            source["patches"] = dynamo["cargo_patches"]
+    elif dynamo.get("wheel") is not None:
+        source = {"wheel": dynamo["wheel"]}
+    elif dynamo.get("version") is not None:
+        source = {"pypi": dynamo["version"]}
+    frontend = recipe.get("frontend") or {}
+    return {
+        "engine": engine,
+        "roles": roles,
+        "source": source,
+        "frontend": {"sglang": "sglang-router"}.get(frontend.get("type"), frontend.get("type")),
+        "untouched": {key: recipe.get(key) for key in UNTOUCHED},
+    }
+
+
+def v2_meaning(recipe: dict[str, Any], v1_roles: dict[str, Any]) -> dict[str, Any]:
+    engine = recipe.get("engine") or "sglang"
+    roles = {
+        role: {key: value for key, value in fields.items() if key in v1_roles.get(role, {})}
+        for role, fields in (recipe.get("roles") or {}).items()
+    }
+    return {
+        "engine": engine.get("type", "sglang") if isinstance(engine, dict) else engine,
+        "roles": roles,
+        "source": (recipe.get("dynamo") or {}).get("source"),
+        "frontend": (recipe.get("frontend") or {}).get("type"),
+        "untouched": {key: recipe.get(key) for key in UNTOUCHED},
+    }
+
+
+@pytest.mark.parametrize("path", v1_files(), ids=corpus_id)
+def test_migration_keeps_what_each_variant_asks_for(path: Path) -> None:
+    text = path.read_text()
+    before = expand_overrides(yaml.safe_load(text))
+    after = expand_overrides(yaml.safe_load(migrate_text(text, file=str(path)).text))
+    assert before.keys() == after.keys()
+    for suffix, v1_recipe in before.items():
+        old = v1_meaning(first_sweep_point(v1_recipe))
+        new = v2_meaning(first_sweep_point(after[suffix]), old["roles"])
+        old["untouched"].pop("sweep"), new["untouched"].pop("sweep")
+        assert new == old, suffix
+
+
 if __name__ == "__main__":  # a quick report while developing: python tests/test_migrate_corpus.py
     for path in v1_files():
         result = migrate_text(path.read_text(), file=str(path))
