@@ -70,9 +70,28 @@ def recipe_from(doc: dict[str, Any], *, file: str) -> Recipe:
     return recipe
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, msgspec.Struct):
+        out: dict[str, Any] = {}
+        tag = type(value).__struct_config__.tag
+        if isinstance(tag, str):
+            out["type"] = tag
+        for field in msgspec.structs.fields(value):
+            item = getattr(value, field.name)
+            if item is None and field.default is None:
+                continue  # omitted and null mean the same; the schema may not admit null
+            out[field.encode_name] = _plain(item)
+        return out
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def dump_recipe(recipe: Recipe) -> dict[str, Any]:
     """The recipe as plain data (wire names), loadable again with ``recipe_from``."""
-    data: dict[str, Any] = msgspec.to_builtins(recipe)
+    data: dict[str, Any] = _plain(recipe)
     return data
 
 
