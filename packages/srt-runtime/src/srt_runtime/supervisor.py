@@ -146,7 +146,8 @@ class Supervisor:
         if self.stop_reason is not None:
             if not self._stop_logged:
                 self._stop_logged = True
-                self.log.warning("%s, initiating cleanup...", self.stop_reason.capitalize())
+                reason = self.stop_reason
+                self.log.warning("%s, initiating cleanup...", reason[:1].upper() + reason[1:])
             raise AbortError(self.stop_reason)
 
     def wait_for(self, until: Callable[[], bool], timeout: float | None) -> bool:

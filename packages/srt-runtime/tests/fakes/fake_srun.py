@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """A stand-in for ``srun`` on machines without Slurm: drops the options, runs the task command.
 
 Options are everything up to and including ``--job-name=...``; the rest is the task. The

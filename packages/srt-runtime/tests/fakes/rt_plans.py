@@ -135,3 +135,15 @@ def execute(
         job_dir=job_dir,
         events=read_events(job_dir),
     )
+
+
+def wait_for_text(path: Path, text: str, timeout: float = 10.0) -> None:
+    """Block until ``path`` contains ``text`` (a scripted process reached a step)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and text in path.read_text(errors="replace"):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{path} never contained {text!r}")
