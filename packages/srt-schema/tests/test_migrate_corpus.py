@@ -271,7 +271,7 @@ def test_expected_failures_name_corpus_files_with_a_known_stage() -> None:
     for name, entry in expected_failures().items():
         assert name in files, name
         assert entry["stage"] in ("schema", "loader"), name
-        assert entry["match"] and entry["reason"], name
+        assert entry["match"] and entry["reason"] and entry["keys"], name
 
 
 @pytest.mark.parametrize("path", v1_files(), ids=corpus_id)
@@ -292,7 +292,9 @@ def test_v1_corpus_file_migrates_to_a_valid_schema_2_recipe(path: Path) -> None:
         assert found == {"schema": [], "loader": []}
         return
     at = f": {entry['path']}: "
-    assert any(at in line and entry["match"] in line for line in found[entry["stage"]]), found
+    hits = [line for line in found[entry["stage"]] if at in line and entry["match"] in line]
+    assert hits, found
+    assert all(key in hits[0] for key in entry["keys"]), (hits[0], entry["keys"])
 
 
 @pytest.mark.parametrize("path", v1_files(), ids=corpus_id)
