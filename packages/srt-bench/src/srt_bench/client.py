@@ -1,6 +1,7 @@
 """The sa-bench HTTP client: one streaming request in, one `RequestRecord` out.
 
-Built on httpx (the transport benchmark in `benchmarks/client_capacity.py` decides; see the README).
+Built on `http1.Pool`, our stdlib asyncio HTTP/1.1 client (`benchmarks/client_capacity.py`
+measured httpx far below aiperf on this path; see the README).
 Request bodies are encoded before the measurement starts so the hot loop only sends bytes, reads
 chunks and stamps times.
 """
@@ -11,9 +12,9 @@ import itertools
 import time
 from typing import Literal
 
-import httpx
 import msgspec
 
+from srt_bench.http1 import HttpError, Pool
 from srt_bench.records import RequestRecord, TokenSource
 from srt_bench.sse import DONE, SseDecoder, decode_chunk
 
@@ -57,10 +58,66 @@ def build_request_body(
     return msgspec.json.encode(body)
 
 
+class _StreamSink:
+    """Decodes the SSE stream as bytes arrive and stamps every text-carrying chunk."""
+
+    __slots__ = (
+        "chunk_times",
+        "completion_usage",
+        "decoder",
+        "done",
+        "error",
+        "error_body",
+        "parts",
+        "prompt_usage",
+        "status",
+    )
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.decoder = SseDecoder()
+        self.chunk_times: list[float] = []
+        self.parts: list[str] = []
+        self.prompt_usage: int | None = None
+        self.completion_usage: int | None = None
+        self.error = ""
+        self.error_body = b""
+        self.done = False
+
+    def on_status(self, status: int) -> None:
+        self.status = status
+
+    def on_body(self, data: bytes, now: float) -> None:
+        if self.status != 200:
+            if len(self.error_body) < 300:
+                self.error_body += data[:300]
+            return
+        try:
+            payloads = self.decoder.feed(data)
+            for payload in payloads:
+                if payload == DONE:
+                    self.done = True
+                    continue
+                chunk = decode_chunk(payload)
+                if chunk.error is not None:
+                    self.error = f"server error in stream: {chunk.error}"
+                if chunk.text:
+                    self.chunk_times.append(now)
+                    self.parts.append(chunk.text)
+                usage = chunk.usage
+                if usage is not None:
+                    if usage.prompt_tokens is not None:
+                        self.prompt_usage = usage.prompt_tokens
+                    if usage.completion_tokens is not None:
+                        self.completion_usage = usage.completion_tokens
+        except msgspec.DecodeError as exc:
+            self.error = f"malformed stream chunk: {exc}"
+
+
 class StreamClient:
     """Sends prepared requests to one endpoint and times their streams.
 
-    `reuse_connections=False` keeps no idle connection, so each request opens its own TCP
+    `reuse_connections=False` sends `Connection: close`, so each request opens its own TCP
     connection (the reference's historical per-request session behaviour).
     """
 
@@ -69,78 +126,48 @@ class StreamClient:
         *,
         endpoint: str,
         api: Api,
-        max_connections: int,
         reuse_connections: bool,
         timeout_seconds: float,
         api_key: str | None = None,
     ) -> None:
-        limits = httpx.Limits(
-            max_connections=max_connections,
-            max_keepalive_connections=max_connections if reuse_connections else 0,
-        )
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
-        self._url = endpoint.rstrip("/") + _PATHS[api]
-        self._client = httpx.AsyncClient(
-            limits=limits,
-            timeout=httpx.Timeout(timeout_seconds, connect=min(60.0, timeout_seconds)),
-            headers=headers,
-            trust_env=False,
-        )
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._pool = Pool(endpoint.rstrip("/"), reuse=reuse_connections, headers=headers)
+        self._path = _PATHS[api]
+        self._timeout = timeout_seconds
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._pool.aclose()
 
     async def send(self, request: PreparedRequest, *, origin: float) -> RequestRecord:
         """Send one request; `origin` is the `perf_counter` of the measurement window start."""
+        sink = _StreamSink()
+        wire = self._pool.request_bytes(self._path, request.body)
         start = time.perf_counter()
-        chunk_times: list[float] = []
-        parts: list[str] = []
-        prompt_usage: int | None = None
-        completion_usage: int | None = None
         error = ""
-        done = False
         try:
-            async with self._client.stream("POST", self._url, content=request.body) as response:
-                if response.status_code != 200:
-                    raw = await response.aread()
-                    error = f"HTTP {response.status_code}: {raw[:300].decode(errors='replace')}"
-                else:
-                    decoder = SseDecoder()
-                    async for data in response.aiter_raw():
-                        now = time.perf_counter()
-                        for payload in decoder.feed(data):
-                            if payload == DONE:
-                                done = True
-                                continue
-                            chunk = decode_chunk(payload)
-                            if chunk.error is not None:
-                                error = f"server error in stream: {chunk.error}"
-                            if chunk.text:
-                                chunk_times.append(now)
-                                parts.append(chunk.text)
-                            if chunk.usage is not None:
-                                if chunk.usage.prompt_tokens is not None:
-                                    prompt_usage = chunk.usage.prompt_tokens
-                                if chunk.usage.completion_tokens is not None:
-                                    completion_usage = chunk.usage.completion_tokens
-        except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        except msgspec.DecodeError as exc:
-            error = f"malformed stream chunk: {exc}"
+            await self._pool.send(wire, sink, timeout=self._timeout)
+        except HttpError as exc:
+            error = str(exc)
         end = time.perf_counter()
-        if not error and not done:
-            error = "stream ended without [DONE]"
+        if not error:
+            if sink.status != 200:
+                body = sink.error_body.decode(errors="replace")
+                error = f"HTTP {sink.status}: {body}"
+            elif sink.error:
+                error = sink.error
+            elif not sink.done:
+                error = "stream ended without [DONE]"
         return _record(
             request=request,
             start=start,
             end=end,
             origin=origin,
-            chunk_times=chunk_times,
-            text="".join(parts),
-            prompt_usage=prompt_usage,
-            completion_usage=completion_usage,
+            chunk_times=sink.chunk_times,
+            text="".join(sink.parts),
+            prompt_usage=sink.prompt_usage,
+            completion_usage=sink.completion_usage,
             error=error,
         )
 

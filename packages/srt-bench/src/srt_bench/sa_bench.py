@@ -209,7 +209,6 @@ class _Phases:
         self.client = StreamClient(
             endpoint=config.endpoint,
             api=settings.api,
-            max_connections=max(settings.concurrencies),
             reuse_connections=settings.reuse_connections,
             timeout_seconds=config.request_timeout_seconds,
             api_key=os.environ.get("OPENAI_API_KEY") or os.environ.get("API_KEY"),
