@@ -21,6 +21,8 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True):
     log_line: str | None = None
     log_path: str | None = None
     reason: str
+    #: Clock.monotonic() when a watcher thread saw the exit or the fatal line, if one did.
+    seen_at: float | None = None
     #: Clock.monotonic() when the supervisor decided to abort.
     detected_at: float
 

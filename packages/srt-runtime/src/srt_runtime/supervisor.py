@@ -203,7 +203,8 @@ class Supervisor:
                 log_line=line,
                 log_path=str(proc.log_path),
                 reason=reason,
-                detected_at=at,
+                seen_at=at,
+                detected_at=self.clock.monotonic(),
             )
         )
 
