@@ -14,8 +14,12 @@ from srt_schema.errors import RecipeError
 __all__ = ["dump_yaml", "parse_yaml"]
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a mapping with the same key twice."""
+# libyaml's parser when PyYAML was built with it (the wheels are), else the pure-Python one.
+_SafeBase: type[yaml.SafeLoader] = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader  # type: ignore[assignment]
+
+
+class _StrictLoader(_SafeBase):  # type: ignore[valid-type,misc]
+    """A safe loader that refuses a mapping with the same key twice."""
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:

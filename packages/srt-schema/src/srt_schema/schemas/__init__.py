@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 __all__ = ["load_schema", "schema_text"]
@@ -12,7 +12,7 @@ __all__ = ["load_schema", "schema_text"]
 
 def schema_text(name: Literal["recipe", "cluster"]) -> str:
     """The schema's JSON text, exactly as committed."""
-    return resources.files(__package__).joinpath(f"{name}.schema.json").read_text()
+    return (Path(__file__).parent / f"{name}.schema.json").read_text()
 
 
 @cache
