@@ -2,10 +2,10 @@
 UV ?= uv
 PYTEST_ARGS ?=
 
-.PHONY: help sync lint typecheck test test-fast test-e2e golden generate check-generated alone ci
+.PHONY: help sync system lint typecheck test test-fast test-e2e golden generate check-generated alone ci
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 sync: ## install the workspace and dev tools into .venv
 	$(UV) sync --all-packages --frozen
@@ -17,8 +17,12 @@ lint: ## ruff check + format check
 typecheck: ## mypy --strict over every package
 	$(UV) run --frozen mypy packages/*/src
 
-test: sync ## every test tier this machine can run (the README's test command)
+test: sync system ## every test tier this machine can run (the README's test command)
 	$(UV) run --frozen pytest $(PYTEST_ARGS)
+
+system: ## as root: install the e2e tier's Debian packages if missing (else say the tier is skipped)
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then bash .ci/install-system.sh; \
+	else echo "not root or no apt: the e2e tier (tests/e2e) will be skipped; see tools/slurm-lab/README.md"; fi
 
 test-fast: ## unit, golden and property tests only (seconds)
 	$(UV) run --frozen pytest -m "not slow and not e2e" $(PYTEST_ARGS)
