@@ -53,7 +53,7 @@ def test_e8_ports_masks_and_frontends(make_recipe: RecipeFactory, cluster: Clust
     assert specs["prefill_1_n0"].env["CUDA_VISIBLE_DEVICES"] == "2,3"
     assert "CUDA_VISIBLE_DEVICES" not in specs["decode_0_n2"].env
     assert (
-        '{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:5200"}'
+        '{"publisher": "zmq", "topic": "kv-events", "endpoint": "tcp://*:5200"}'
         in specs["prefill_0_n0"].argv
     )
     follower = specs["decode_0_n3"].argv

@@ -121,7 +121,11 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def served_model_name(self) -> str:
-        return self.model_arg.rstrip("/").rsplit("/", 1)[-1]
+        """Default served name: the last component of the model path (or HF id)."""
+        path = self.recipe.model.path
+        if is_hf_model(path):
+            path = path[len(HF_PREFIX) :]
+        return path.rstrip("/").rsplit("/", 1)[-1]
 
     def container(
         self, image: str | None = None, *, remap_root: bool = False

@@ -1,18 +1,34 @@
-"""Profiling and automatic Nsight capture as plan data (telemetry-bench-reporting.md, profiling).
+"""Profiling and automatic Nsight capture as plan data (telemetry-bench-reporting.md §4).
 
 ``profiling.type`` nsys / nsys-time wrap the worker program in ``nsys profile``; torch sets the
-engines' profiler directory. Step windows travel as ``ProfileSpec`` on the process so the runtime
-can start and stop the capture; ``capture_scope: selected`` limits it to one worker and rank.
+engines' profiler directory. Step windows travel as env (``PROFILE_<ROLE>_START_STEP``...) and as
+``ProfileSpec`` on the process so the runtime can start and stop the capture;
+``capture_scope: selected`` limits the wrapper to one worker and rank.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from srt_planner.plan import ProfileSpec
 from srt_schema.recipe import ProfilingPhaseConfig, Recipe
 
 __all__ = ["frontend_nsys_prefix", "profile_for", "profiling_env", "worker_nsys_prefix"]
+
+ProfileType = Literal["nsys", "nsys-time", "torch"]
+
+
+def _type(recipe: Recipe) -> ProfileType | None:
+    match recipe.profiling.type:
+        case "nsys":
+            return "nsys"
+        case "nsys-time":
+            return "nsys-time"
+        case "torch":
+            return "torch"
+        case _:
+            return None
 
 
 def _phase(recipe: Recipe, role: str) -> ProfilingPhaseConfig | None:
@@ -36,17 +52,8 @@ def _selected(recipe: Recipe, role: str, index: int, rank: int) -> bool:
 def profile_for(
     recipe: Recipe, role: str, index: int, rank: int, out_dir: str
 ) -> ProfileSpec | None:
-    kind: Literal["nsys", "nsys-time", "torch"]
-    match recipe.profiling.type:
-        case "nsys":
-            kind = "nsys"
-        case "nsys-time":
-            kind = "nsys-time"
-        case "torch":
-            kind = "torch"
-        case _:
-            return None
-    if not _selected(recipe, role, index, rank):
+    kind = _type(recipe)
+    if kind is None or not _selected(recipe, role, index, rank):
         return None
     phase = _phase(recipe, role)
     return ProfileSpec(
@@ -57,65 +64,112 @@ def profile_for(
     )
 
 
-def _nsys(recipe: Recipe, output: str, *, timed: bool) -> list[str]:
+def _nsys(recipe: Recipe, output: str, *, timed: bool, trtllm: bool, dynamo: bool) -> list[str]:
     profiling = recipe.profiling
-    argv = ["nsys", "profile", "-t", profiling.nsys_trace]
+    argv = ["nsys", "profile"]
+    if trtllm:
+        argv += ["-t", "cuda,nvtx,ucx", "--sample=none", "--cuda-graph-trace=node"]
+    else:
+        argv += ["-t", profiling.nsys_trace, "--cuda-graph-trace=node"]
     if timed:
         if profiling.delay_secs is not None:
             argv += ["--delay", str(profiling.delay_secs)]
         if profiling.duration_secs is not None:
             argv += ["--duration", str(profiling.duration_secs)]
     else:
-        argv += ["--capture-range=cudaProfilerApi"]
-        argv += [f"--capture-range-end={profiling.capture_range_end}"]
-    if profiling.trace_fork_before_exec is not None:
-        argv.append(f"--trace-fork-before-exec={str(profiling.trace_fork_before_exec).lower()}")
+        argv += ["-c", "cudaProfilerApi", "--capture-range-end", profiling.capture_range_end]
+    if trtllm:
+        argv += ["--kill", "none", "--wait", "all"]
+    argv += ["--force-overwrite", "true"]
     argv += list(profiling.extra_nsys_args or ())
-    return [*argv, "-o", output, "-f", "true"]
+    fork = profiling.trace_fork_before_exec
+    if fork is None:
+        fork = dynamo
+    if fork:
+        argv.append("--trace-fork-before-exec=true")
+    return [*argv, "-o", output]
 
 
 def worker_nsys_prefix(
-    recipe: Recipe, role: str, index: int, rank: int, *, node: str, out_dir: str
+    recipe: Recipe,
+    role: str,
+    index: int,
+    rank: int,
+    *,
+    node: str,
+    gpus: Sequence[int],
+    out_dir: str,
+    trtllm: bool,
+    dynamo: bool,
 ) -> list[str]:
     """``nsys profile ...`` for a worker, from ``profiling`` or ``observability.nsys``."""
-    output = f"{out_dir}/profiles/{role}/{node}_w{index}_r{rank}"
-    kind = recipe.profiling.type
-    if kind in ("nsys", "nsys-time") and _selected(recipe, role, index, rank):
-        return _nsys(recipe, output, timed=kind == "nsys-time")
+    suffix = "-".join(str(g) for g in gpus)
+    output = f"{out_dir}/profiles/{role}/{node}_{role}_w{index}_profile_gpu{suffix}"
+    kind = _type(recipe)
+    if kind in ("nsys", "nsys-time"):
+        if not _selected(recipe, role, index, rank):
+            return []
+        return _nsys(recipe, output, timed=kind == "nsys-time", trtllm=trtllm, dynamo=dynamo)
     observability = recipe.observability
-    if observability.enabled and observability.nsys.enabled:
+    if kind is None and observability.enabled and observability.nsys.enabled:
         return _observability_nsys(recipe, output)
     return []
 
 
 def frontend_nsys_prefix(recipe: Recipe, name: str, out_dir: str) -> list[str]:
     observability = recipe.observability
-    if observability.enabled and observability.nsys.enabled:
+    if _type(recipe) is None and observability.enabled and observability.nsys.enabled:
         return _observability_nsys(recipe, f"{out_dir}/profiles/frontend/{name}")
     return []
 
 
 def _observability_nsys(recipe: Recipe, output: str) -> list[str]:
     nsys = recipe.observability.nsys
-    argv = ["nsys", "profile", "-t", "nvtx", f"--sample={_sampling(nsys.cpu_sampling)}"]
+    argv = ["nsys", "profile", "-t", "cuda,nvtx"]
+    match nsys.cpu_sampling:
+        case "system-wide":
+            argv += ["--sample=system-wide", "--cpuctxsw=system-wide"]
+        case "process-tree":
+            argv += ["--sample=process-tree", "--cpuctxsw=process-tree"]
+        case "none":
+            argv += ["--sample=none", "--cpuctxsw=none"]
     if nsys.capture_window == "measured_workload":
-        argv += ["--capture-range=nvtx", "--nvtx-capture=srt_measured_workload"]
-    return [*argv, "-o", output, "-f", "true"]
+        argv += ["-c", "nvtx", "-p", "srt_measured_workload", "--capture-range-end", "stop"]
+    return [*argv, "--force-overwrite", "true", "-o", output]
 
 
-def _sampling(scope: str) -> str:
-    return {"system-wide": "system-wide", "process-tree": "process-tree"}.get(scope, "none")
+def _role_key(role: str) -> str:
+    return "AGG" if role == "agg" else role.upper()
 
 
 def profiling_env(recipe: Recipe, role: str, out_dir: str) -> dict[str, str]:
+    """Worker env of ``profiling`` and ``observability`` (applied after role and recipe env)."""
     env: dict[str, str] = {}
-    if recipe.profiling.type == "torch":
-        env["SGLANG_TORCH_PROFILER_DIR"] = f"{out_dir}/profiles/{role}"
-        env["VLLM_TORCH_PROFILER_DIR"] = f"{out_dir}/profiles/{role}"
-    paths = recipe.profiling.nsys_library_paths
-    if paths and recipe.profiling.type in ("nsys", "nsys-time"):
-        env["LD_LIBRARY_PATH"] = ":".join(paths)
-    nvtx = recipe.observability.nsys.nvtx_injection_path
-    if recipe.observability.enabled and recipe.observability.nsys.enabled and nvtx:
-        env["NVTX_INJECTION64_PATH"] = nvtx
+    kind = _type(recipe)
+    if kind is not None:
+        profiling = recipe.profiling
+        env["PROFILING_MODE"] = role
+        env["PROFILE_TYPE"] = kind
+        phase = _phase(recipe, role)
+        key = _role_key(role)
+        if phase is not None and phase.start_step is not None:
+            env[f"PROFILE_{key}_START_STEP"] = str(phase.start_step)
+        if phase is not None and phase.stop_step is not None:
+            env[f"PROFILE_{key}_STOP_STEP"] = str(phase.stop_step)
+        if kind == "torch":
+            env["SGLANG_TORCH_PROFILER_DIR"] = f"{out_dir}/profiles/{role}"
+        if kind == "nsys-time":
+            env["PROFILE_BENCHMARK_DURATION_SECS"] = str(profiling.benchmark_duration_secs)
+        if kind == "nsys" and phase is not None and phase.start_step is not None:
+            env["TLLM_PROFILE_START_STOP"] = f"{phase.start_step}-{phase.stop_step}"
+            env["TLLM_LLMAPI_ENABLE_NVTX"] = "1"
+        if profiling.nsys_library_paths and kind != "torch":
+            env["LD_LIBRARY_PATH"] = ":".join(profiling.nsys_library_paths)
+    observability = recipe.observability
+    if observability.enabled:
+        env["DYN_LOGGING_SPAN_EVENTS"] = "true"
+        env["DYN_LOGGING_JSONL"] = "true"
+        nvtx = observability.nsys.nvtx_injection_path
+        if observability.nsys.enabled and nvtx:
+            env["NVTX_INJECTION64_PATH"] = nvtx
     return env

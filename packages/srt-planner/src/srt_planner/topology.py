@@ -105,7 +105,7 @@ def expand_processes(
                     node_rank=rank,
                     gpus=gpus,
                     ports=ports,
-                    shared=tuple(shared),
+                    shared=tuple(k for k in shared if k != "nixl"),
                 )
             )
         expanded.append(tuple(processes))

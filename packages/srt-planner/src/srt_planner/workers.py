@@ -153,7 +153,10 @@ def build_workers(
                 endpoint.index,
                 proc.node_rank,
                 node=proc.node,
+                gpus=proc.gpus,
                 out_dir=ctx.in_log_dir,
+                trtllm=mpi,
+                dynamo=ctx.dynamo_workers,
             )
             argv = (*nsys, *command.argv)
             name = f"{role.name}_{endpoint.index}_{proc.node}"

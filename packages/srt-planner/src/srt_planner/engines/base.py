@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
@@ -82,4 +83,4 @@ def kv_events_config(role: ResolvedRole, port: int, *, vllm: bool = False) -> st
     if vllm:
         config["enable_kv_cache_events"] = True
     config["endpoint"] = f"tcp://*:{port}"
-    return msgspec.json.encode(config).decode()
+    return json.dumps(config)

@@ -54,6 +54,10 @@ def build_trtllm(engine: TRTLLMBackend, request: WorkerRequest) -> EngineCommand
     if ctx.frontend == "trtllm_serve":
         port = proc.ports["public"] if role.name == "agg" else proc.ports["http"]
         program = ["trtllm-serve", ctx.model_arg, "--host", "0.0.0.0", "--port", str(port)]
+        args = role_args(role)
+        for key in ("tensor_parallel_size", "moe_expert_parallel_size", "pipeline_parallel_size"):
+            if key in args:
+                program += [f"--{key}", str(args[key])]
         program += ["--config", config_path]
         if engine.served_model_name:
             program += ["--served_model_name", engine.served_model_name]

@@ -90,11 +90,13 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
     if transfer is not None:
         argv += ["--kv-transfer-config", transfer]
     mask = engine.set_visible_devices
-    if not mask and len(proc.gpus) < ctx.gpus_per_node:
+    if not mask:
         argv += ["--device-ids", ",".join(str(g) for g in proc.gpus)]
     dp = data_parallel(args)
     replica = replica_size(args)
+    owned: tuple[str, ...] = _OWNED
     if dp > 1 and engine.dp_launch_mode == "per_node" and replica <= len(proc.gpus):
+        owned = (*_OWNED, "data-parallel-address", "data-parallel-rpc-port")
         local = len(proc.gpus) // replica
         start = sum(len(p.gpus) // replica for p in request.siblings[: proc.node_rank])
         argv += ["--data-parallel-size-local", str(local), "--data-parallel-start-rank", str(start)]
@@ -112,7 +114,7 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
     events = kv_events_config(role, proc.ports["kv_events"], vllm=True)
     if events is not None:
         argv += ["--kv-events-config", events]
-    argv += flags_from_args(args, skip=_OWNED)
+    argv += flags_from_args(args, skip=owned)
     env = {
         "DYN_VLLM_KV_EVENT_PORT": str(proc.ports["kv_events"]),
         "VLLM_NIXL_SIDE_CHANNEL_PORT": str(proc.ports["nixl"]),

@@ -1,0 +1,175 @@
+"""Our plans against the reference launch plans (shared/oracle/plans, 52 recipe variants).
+
+Each reference recipe is migrated v1 -> v2, loaded and planned on the oracle's node list; every
+worker must sit on the same node(s) and GPUs with the same engine argv and environment, except
+for the differences listed in docs/deviations.md (the only source of exceptions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from srt_planner import plan_job
+from srt_planner.plan import ProcessSpec
+from srt_schema.cluster import ClusterConfig
+from srt_schema.errors import SchemaError
+from srt_schema.load import load_recipe_text
+from srt_schema.migrate import migrate_text
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+SHARED = REPO.parent / "shared"
+ORACLE = Path(os.environ.get("SRT_ORACLE", str(SHARED / "oracle"))) / "plans"
+CORPUS = Path(os.environ.get("SRT_CORPUS", str(SHARED / "corpus")))
+V1 = CORPUS / "v1" / "NVIDIA" / "srt-slurm"
+DEVIATIONS = REPO / "docs" / "deviations.md"
+CLUSTER = ClusterConfig(default_account="acct", default_partition="batch")
+
+
+class Deviations(msgspec.Struct, frozen=True, kw_only=True):
+    flags: frozenset[str]
+    flag_values: frozenset[str]
+    env: frozenset[str]
+    recipes: dict[str, str]
+
+
+def read_deviations(text: str) -> Deviations:
+    """Parse the ``| id | kind | name | reason |`` rows of docs/deviations.md."""
+    rows = re.findall(r"^\| (D\d+) \| ([a-z-]+) \| (\S+) \| (.+) \|$", text, flags=re.MULTILINE)
+    by_kind: dict[str, dict[str, str]] = {}
+    for _, kind, name, reason in rows:
+        by_kind.setdefault(kind, {})[name] = reason
+    unknown = set(by_kind) - {"flag", "flag-value", "env", "recipe"}
+    assert not unknown, f"docs/deviations.md: unknown deviation kinds {sorted(unknown)}"
+    return Deviations(
+        flags=frozenset(by_kind.get("flag", {})),
+        flag_values=frozenset(by_kind.get("flag-value", {})),
+        env=frozenset(by_kind.get("env", {})),
+        recipes=by_kind.get("recipe", {}),
+    )
+
+
+def _normalise(argv: list[str], deviations: Deviations) -> list[str]:
+    out: list[str] = []
+    skip_value = False
+    for arg in argv:
+        if skip_value:
+            out.append("<deviation>")
+            skip_value = False
+        elif arg in deviations.flags:
+            continue
+        else:
+            out.append(arg)
+            skip_value = arg in deviations.flag_values
+    return out
+
+
+def _env(env: dict[str, str], deviations: Deviations) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in deviations.env}
+
+
+def compare(oracle: dict[str, Any], deviations: Deviations) -> list[str]:
+    """Differences between the reference plan and ours, after the listed deviations."""
+    text = (V1 / oracle["recipe"]).read_text()
+    migrated = migrate_text(text, file=oracle["recipe"])
+    jobs = load_recipe_text(migrated.text, file=oracle["recipe"], cluster=CLUSTER)
+    plan = plan_job(jobs[0].recipe, CLUSTER, oracle["nodes"], "1234", addresses=oracle["node_ips"])
+    ours: dict[str, ProcessSpec] = {s.name: s for s in plan.processes if s.kind == "worker"}
+    theirs = {p["name"]: p for p in oracle["processes"] if p["kind"] == "worker"}
+    problems: list[str] = []
+    if sorted(ours) != sorted(theirs):
+        return [f"workers differ: ours {sorted(ours)} vs reference {sorted(theirs)}"]
+    for name, reference in theirs.items():
+        spec = ours[name]
+        nodes = reference.get("endpoint_nodes") if "ranks" in reference else reference["nodes"]
+        if list(spec.nodes) != list(nodes):
+            problems.append(f"{name}: nodes {spec.nodes} vs {nodes}")
+        if list(spec.gpus) != list(reference["gpus"] or []):
+            problems.append(f"{name}: gpus {spec.gpus} vs {reference['gpus']}")
+        mine, want = (
+            _normalise(list(spec.argv), deviations),
+            _normalise(reference["command_argv"], deviations),
+        )
+        if mine != want:
+            problems.append(f"{name}: argv\n  ours: {mine}\n  ref:  {want}")
+        mine_env, want_env = _env(spec.env, deviations), _env(reference["env"], deviations)
+        if mine_env != want_env:
+            keys = sorted(
+                k for k in set(mine_env) | set(want_env) if mine_env.get(k) != want_env.get(k)
+            )
+            problems.append(f"{name}: env differs in {keys}")
+    problems += _compare_ports(oracle["worker_topology"], plan.processes)
+    return problems
+
+
+_PORT_NAMES = {
+    "sys_port": "sys",
+    "http_port": "http",
+    "bootstrap_port": "bootstrap",
+    "kv_events_port": "kv_events",
+    "nixl_port": "nixl",
+    "dp_rpc_port": "dp_rpc",
+}
+
+
+def _compare_ports(topology: list[dict[str, Any]], processes: tuple[ProcessSpec, ...]) -> list[str]:
+    """Per-process ports of the reference's worker_topology (MPI endpoints: the leader's)."""
+    ours = {s.name: s for s in processes if s.kind == "worker"}
+    problems = []
+    for row in topology:
+        spec = ours.get(f"{row['mode']}_{row['index']}_{row['node']}")
+        if spec is None:
+            continue  # follower of an MPI endpoint: one step on the leader
+        for key, value in row["ports"].items():
+            name = _PORT_NAMES[key]
+            got = spec.ports.get(name, 0)
+            if row["node_rank"] > 0 and name in ("http", "bootstrap", "dp_rpc"):
+                continue  # followers bind none of the endpoint's shared ports
+            if got != value:
+                problems.append(f"{spec.name}: port {name} {got} vs {value}")
+    return problems
+
+
+ORACLE_FILES = sorted(ORACLE.glob("*.json"))
+DEVIATION_LIST = read_deviations(DEVIATIONS.read_text())
+
+
+def test_oracle_is_present() -> None:
+    assert len(ORACLE_FILES) == 52, f"expected the 52 reference plans under {ORACLE}"
+
+
+@pytest.mark.parametrize("path", ORACLE_FILES, ids=[p.name for p in ORACLE_FILES])
+def test_matches_reference(path: Path) -> None:
+    oracle = json.loads(path.read_text())
+    listed = DEVIATION_LIST.recipes.get(path.name)
+    if listed is not None:
+        # A listed recipe must still be unplannable; once it plans, drop it from the list.
+        with pytest.raises(SchemaError):
+            compare(oracle, DEVIATION_LIST)
+        return
+    assert compare(oracle, DEVIATION_LIST) == []
+
+
+def test_every_listed_deviation_is_needed() -> None:
+    """An entry that no comparison needs any more is stale and must be removed."""
+    used_flags: set[str] = set()
+    used_env: set[str] = set()
+    for path in ORACLE_FILES:
+        oracle = json.loads(path.read_text())
+        if path.name in DEVIATION_LIST.recipes:
+            continue
+        bare = Deviations(flags=frozenset(), flag_values=frozenset(), env=frozenset(), recipes={})
+        for problem in compare(oracle, bare):
+            used_flags.update(
+                f for f in DEVIATION_LIST.flags | DEVIATION_LIST.flag_values if f in problem
+            )
+            used_env.update(k for k in DEVIATION_LIST.env if f"'{k}'" in problem)
+    assert DEVIATION_LIST.flags | DEVIATION_LIST.flag_values <= used_flags
+    assert DEVIATION_LIST.env <= used_env
