@@ -9,8 +9,10 @@ from typing import Any
 import msgspec
 
 from srt_schema.errors import Issue
+from srt_schema.formatting import unknown_placeholders
 from srt_schema.recipe import BenchmarkConfig
 from srt_schema.registry import BENCHMARK_FIELDS, BENCHMARK_SHARED_FIELDS
+from srt_schema.structural import join_path
 from srt_schema.validate.context import Context
 
 __all__ = ["RULES", "parse_concurrencies"]
@@ -112,4 +114,21 @@ def misc(ctx: Context) -> Iterator[Issue]:
         yield ctx.issue("$.health_check.interval_seconds", "must be at least 1")
 
 
-RULES = (benchmark, misc)
+def templates(ctx: Context) -> Iterator[Issue]:
+    """FormattablePaths may use only the known placeholders (caught at load, not in the job)."""
+    checks = [("$.output.log_dir", ctx.recipe.output.log_dir)]
+    for host, container in ctx.recipe.container_mounts.items():
+        checks.append((join_path("$.container_mounts", host), host))
+        checks.append((join_path("$.container_mounts", host), container))
+    for path, template in checks:
+        unknown = unknown_placeholders(template)
+        if unknown:
+            yield ctx.issue(
+                path,
+                f"unknown placeholder {{{unknown[0]}}} in {template!r}; available: "
+                "{job_id}, {run_name}, {head_node_ip}, {log_dir}, {model_path}, "
+                "{container_image}, {gpus_per_node}",
+            )
+
+
+RULES = (benchmark, misc, templates)
