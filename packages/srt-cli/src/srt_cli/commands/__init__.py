@@ -1,0 +1,1 @@
+"""One module per srtctl command; each exposes ``command``."""

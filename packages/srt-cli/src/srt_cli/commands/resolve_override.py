@@ -1,0 +1,72 @@
+"""``srtctl resolve-override``: one recipe per variant of an override file (files or stdout)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from srt_cli.environment import Edge
+from srt_cli.errors import CliUsageError, InvalidRecipeError, translated
+from srt_cli.inputs import read_sources
+from srt_cli.options import parse_overrides, set_options
+
+EPILOG = """\b
+Examples:
+  srtctl resolve-override -f overrides.yaml --stdout
+  srtctl resolve-override -f overrides.yaml:override_tp8 --stdout > tp8.yaml
+  srtctl resolve-override -f overrides.yaml            # writes overrides_<variant>.yaml files
+"""
+
+
+@click.command("resolve-override", epilog=EPILOG)
+@click.option(
+    "-f",
+    "--file",
+    "spec",
+    required=True,
+    metavar="PATH[:SELECTOR]",
+    help="An override file (base: + override_*/zip_override_*), optionally :SELECTOR.",
+)
+@click.option("--stdout", "to_stdout", is_flag=True, help="Print the variants instead of files.")
+@set_options
+@click.pass_obj
+def command(
+    edge: Edge, *, spec: str, to_stdout: bool, sets: tuple[str, ...], unsets: tuple[str, ...]
+) -> None:
+    """Expand the variants of an override file into plain recipes.
+
+    Without --stdout each variant is written next to the source as <stem>_<variant>.yaml. The
+    variants are not validated here (use validate or dry-run for that).
+    """
+    from srt_schema.overrides import expand_variants, is_override_file
+    from srt_schema.setpaths import apply_overrides
+    from srt_schema.yamlio import dump_yaml, parse_yaml
+
+    overrides = parse_overrides(sets, unsets)
+    sources = read_sources((spec,), sys.stdin)
+    if len(sources) != 1:
+        raise CliUsageError(f"-f {spec}: resolve-override takes one override file")
+    source = sources[0]
+    with translated():
+        raw = parse_yaml(source.text, file=source.label)
+        if not isinstance(raw, dict) or not is_override_file(raw):
+            raise InvalidRecipeError(
+                f"{source.label}: not an override file (it has no top-level `base:`); "
+                "plain recipes need no resolving"
+            )
+        doc = apply_overrides(raw, overrides)
+        variants = expand_variants(doc, file=source.label, selector=source.selector)
+    if to_stdout:
+        for position, variant in enumerate(variants):
+            if len(variants) > 1:
+                click.echo(("\n" if position else "") + f"# --- {variant.suffix} ---")
+            click.echo(dump_yaml(variant.document), nl=False)
+        return
+    folder = source.path.parent if source.path is not None else Path(edge.cwd)
+    stem = source.path.stem if source.path is not None else "stdin"
+    for variant in variants:
+        target = folder / f"{stem}_{variant.suffix}.yaml"
+        target.write_text(dump_yaml(variant.document))
+        click.echo(f"wrote {target}")

@@ -1,0 +1,180 @@
+"""The human-readable dry-run: the batch script, then the whole JobPlan on simulated nodes.
+
+Sections: nodes (processes, GPUs, ports per node), services (placement, start phase, critical,
+``implied by:``), mounts by source, environment by scope, every argv, generated files, and the
+health gate. Pure: plan in, text out.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from srt_cli.tables import render_table
+
+if TYPE_CHECKING:
+    from srt_cli.planning import PlannedJob
+    from srt_planner.plan import JobPlan, ProcessSpec
+
+__all__ = ["describe_job"]
+
+
+def _ports(spec: ProcessSpec) -> str:
+    return " ".join(f"{name}={port}" for name, port in sorted(spec.ports.items())) or "-"
+
+
+def _gpus(spec: ProcessSpec, node: str) -> str:
+    gpus = spec.node_gpus.get(node, spec.gpus)
+    return ",".join(str(g) for g in gpus) or "-"
+
+
+def _node_parts(plan: JobPlan) -> dict[str, list[str]]:
+    roles = plan.node_roles
+    parts: dict[str, list[str]] = defaultdict(list)
+    parts[roles.head].append("head")
+    parts[roles.infra].append("infra")
+    parts[roles.bench].append("bench")
+    for node in roles.workers:
+        parts[node].append("workers")
+    for pool, nodes in roles.pools.items():
+        for node in nodes:
+            parts[node].append(f"pool {pool}")
+    return {node: list(dict.fromkeys(p)) for node, p in parts.items()}
+
+
+def _nodes_section(plan: JobPlan) -> str:
+    parts = _node_parts(plan)
+    rows: list[list[str]] = []
+    for node in plan.nodes:
+        here = [p for p in plan.processes if node in p.nodes]
+        label = f"{node} ({', '.join(parts.get(node, [])) or 'idle'})"
+        if not here:
+            rows.append([label, "(nothing)", "", "", ""])
+        for i, spec in enumerate(here):
+            rows.append(
+                [label if i == 0 else "", spec.name, spec.kind, _gpus(spec, node), _ports(spec)]
+            )
+    return render_table(["NODE", "PROCESS", "KIND", "GPUS", "PORTS"], rows)
+
+
+def _services_section(plan: JobPlan) -> str:
+    rows = []
+    for spec in plan.processes:
+        if spec.kind not in ("service", "telemetry", "proxy"):
+            continue
+        rows.append(
+            [
+                spec.name,
+                spec.role,
+                ",".join(spec.nodes),
+                spec.phase,
+                "yes" if spec.critical else "no",
+                spec.implied_by or "declared",
+            ]
+        )
+    if not rows:
+        return "  (none)"
+    return render_table(["SERVICE", "ROLE", "PLACEMENT", "START", "CRITICAL", "IMPLIED BY"], rows)
+
+
+def _mounts_section(plan: JobPlan) -> str:
+    if plan.container_runtime == "none":
+        return "  (container runtime none: processes run natively, nothing is mounted)"
+    seen: dict[tuple[str, str], tuple[str, bool]] = {}
+    for spec in plan.processes:
+        if spec.container is None:
+            continue
+        for mount in spec.container.mounts:
+            seen[(mount.host, mount.container)] = (mount.source, mount.readonly)
+    if not seen:
+        return "  (none)"
+    order = {"built-in": 0, "cluster": 1, "recipe": 2}
+    rows = sorted(
+        ([src, host, cont, "ro" if ro else "rw"] for (host, cont), (src, ro) in seen.items()),
+        key=lambda r: (order.get(r[0], 9), r[2]),
+    )
+    return render_table(["SOURCE", "HOST", "CONTAINER", "MODE"], rows)
+
+
+def _env_section(plan: JobPlan, global_env: dict[str, str]) -> str:
+    rows: list[list[str]] = [["global", k, global_env[k]] for k in sorted(global_env)]
+    scopes: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for spec in plan.processes:
+        scope = f"{spec.kind}:{spec.role}"
+        for key, value in spec.env.items():
+            if global_env.get(key) != value:
+                scopes[scope][key].add(value)
+    for scope in sorted(scopes):
+        for key in sorted(scopes[scope]):
+            values = sorted(scopes[scope][key])
+            rows.append([scope, key, values[0] if len(values) == 1 else "(differs per process)"])
+    if not rows:
+        return "  (no environment variables)"
+    return render_table(["SCOPE", "VARIABLE", "VALUE"], rows)
+
+
+def _argv_section(plan: JobPlan) -> str:
+    out: list[str] = []
+    for spec in (*plan.processes, *plan.teardown):
+        out.append(f"  [{spec.phase}] {spec.name} on {','.join(spec.nodes)}")
+        for line in spec.preamble:
+            out.append(f"      preamble: {line}")
+        out.append(f"      $ {shlex.join(spec.argv)}")
+        if spec.srun_argv:
+            out.append(f"      srun: {shlex.join(spec.srun_argv)}")
+    return "\n".join(out)
+
+
+def _files_section(plan: JobPlan) -> str:
+    if not plan.files:
+        return "  (none)"
+    return "\n".join(f"  {f.path} ({len(f.content)} bytes)" for f in plan.files)
+
+
+def describe_job(planned: PlannedJob, *, header: str) -> str:
+    """The complete dry-run text of one job."""
+    from srt_planner.hostlist import compress_hostlist
+
+    plan = planned.plan
+    job = planned.job
+    request = planned.request
+    nodes = compress_hostlist(plan.nodes)
+    lines = [
+        f"=== {header} ===",
+        f"job: {job.name}   nodes: {request.nodes}   gpus/node: "
+        f"{job.recipe.resources.gpus_per_node}   launcher: {plan.launcher}   "
+        f"container runtime: {plan.container_runtime}",
+    ]
+    if job.sweep_params:
+        params = ", ".join(f"{k}={v}" for k, v in job.sweep_params.items())
+        lines.append(f"sweep point: {params}")
+    lines += [
+        "",
+        "--- sbatch script ---",
+        planned.script.rstrip("\n"),
+        "",
+        f"--- plan on {nodes} (simulated; {len(plan.processes)} processes) ---",
+        _nodes_section(plan),
+        "",
+        "--- services ---",
+        _services_section(plan),
+        "",
+        "--- mounts ---",
+        _mounts_section(plan),
+        "",
+        "--- environment ---",
+        _env_section(plan, dict(job.recipe.environment)),
+        "",
+        "--- commands ---",
+        _argv_section(plan),
+        "",
+        "--- generated files ---",
+        _files_section(plan),
+        "",
+        f"health gate: {plan.health.family} {plan.health.url} "
+        f"({plan.health.max_attempts} x {plan.health.interval_seconds:g}s)",
+        f"frontend: {plan.frontend_url}   model: {plan.served_model_name}",
+        "",
+    ]
+    return "\n".join(lines)

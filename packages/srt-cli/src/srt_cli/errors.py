@@ -1,0 +1,116 @@
+"""The srt-cli exception family and the exit-code table (README.md, "Exit codes").
+
+Every error a command reports is a :class:`CliError` carrying its exit code; click prints it and
+exits. Library exceptions are translated at the boundary by :func:`translated`, which imports the
+library error modules only when an error actually happens (keeps ``srtctl --help`` fast).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+import click
+
+__all__ = [
+    "EXIT_OK",
+    "EXIT_PLANNING",
+    "EXIT_SLURM",
+    "EXIT_USAGE",
+    "CliError",
+    "CliUsageError",
+    "InvalidRecipeError",
+    "PlanFailedError",
+    "SlurmError",
+    "translated",
+]
+
+EXIT_OK = 0
+#: A usage error or a recipe / srtslurm.yaml / --set that does not load.
+EXIT_USAGE = 2
+#: The recipe loads but cannot be laid out (srt_planner.PlanningError).
+EXIT_PLANNING = 3
+#: Slurm, the local run, or the environment (sbatch failed, preflight found a missing path).
+EXIT_SLURM = 4
+
+
+class CliError(click.ClickException):
+    """An error the CLI reports in one short message (no traceback) and exits with."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, issues: tuple[dict[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        #: ``{"file", "path", "message"}`` per problem, for ``--json`` output.
+        self.issues = issues
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        out = file if file is not None else sys.stderr
+        for line in self.format_message().splitlines() or [""]:
+            click.echo(f"error: {line}", file=out)
+
+
+class CliUsageError(CliError):
+    """Bad flags or arguments (exit 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+class InvalidRecipeError(CliError):
+    """A recipe, override file, srtslurm.yaml or migration input that does not load (exit 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+class PlanFailedError(CliError):
+    """The recipe cannot be planned onto nodes (exit 3)."""
+
+    exit_code = EXIT_PLANNING
+
+
+class SlurmError(CliError):
+    """sbatch, the local runtime, or a preflight check failed (exit 4)."""
+
+    exit_code = EXIT_SLURM
+
+
+@contextmanager
+def translated(where: str | None = None) -> Iterator[None]:
+    """Turn srt_schema / srt_planner exceptions raised inside the block into CliErrors.
+
+    ``where`` (a file or ``file:variant``) prefixes planning errors, which do not name the file.
+    """
+    try:
+        yield
+    except CliError:
+        raise
+    except Exception as exc:
+        mapped = _map(exc, where)
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
+def _map(exc: Exception, where: str | None) -> CliError | None:
+    module = type(exc).__module__
+    if module.startswith("srt_schema"):
+        from srt_schema.errors import RecipeError, SchemaError
+        from srt_schema.setpaths import OverrideSyntaxError
+
+        if isinstance(exc, OverrideSyntaxError):
+            return CliUsageError(f"bad --set/--unset: {exc}")
+        if isinstance(exc, RecipeError):
+            issues = tuple(
+                {"file": i.file, "path": i.path, "message": i.message} for i in exc.issues
+            )
+            return InvalidRecipeError(str(exc), issues=issues)
+        if isinstance(exc, SchemaError):
+            return InvalidRecipeError(str(exc))
+    if module.startswith("srt_planner"):
+        from srt_planner.errors import PlannerError
+
+        if isinstance(exc, PlannerError):
+            return PlanFailedError(f"{where}: {exc}" if where else str(exc))
+    return None

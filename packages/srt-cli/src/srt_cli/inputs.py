@@ -1,0 +1,78 @@
+"""``-f`` arguments: a file, a directory, ``-`` (stdin), each optionally ``:selector``.
+
+A directory yields every ``*.yaml`` / ``*.yml`` below it (recursively, sorted). A selector picks
+override variants (``recipe.yaml:override_tp8``, ``recipe.yaml:*mtp*``) and is only valid on a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from srt_cli.errors import CliUsageError
+
+__all__ = ["Source", "expand_spec", "read_sources", "split_spec"]
+
+STDIN = "-"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One recipe file to process."""
+
+    #: How messages name it (the path as given, or ``<stdin>``).
+    label: str
+    text: str
+    selector: str | None = None
+    #: The file on disk (None for stdin).
+    path: Path | None = None
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """``file:selector`` -> (file, selector); a path that exists as given is never split."""
+    if spec == STDIN or Path(spec).exists() or ":" not in spec:
+        return spec, None
+    head, _, selector = spec.rpartition(":")
+    if not selector:
+        raise CliUsageError(
+            f"-f {spec!r}: empty selector after ':'; drop the ':' or name a variant"
+        )
+    return head, selector
+
+
+def expand_spec(spec: str) -> list[tuple[Path | None, str | None]]:
+    """The files one ``-f`` names (None stands for stdin), each with its selector."""
+    target, selector = split_spec(spec)
+    if target == STDIN:
+        return [(None, selector)]
+    path = Path(target)
+    if path.is_dir():
+        if selector is not None:
+            raise CliUsageError(f"-f {spec!r}: a selector needs a file, not a directory")
+        files = sorted({*path.rglob("*.yaml"), *path.rglob("*.yml")})
+        if not files:
+            raise CliUsageError(f"-f {target}: no *.yaml or *.yml files in this directory")
+        return [(f, None) for f in files]
+    if not path.is_file():
+        raise CliUsageError(f"-f {target}: no such file or directory")
+    return [(path, selector)]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliUsageError(f"-f {path}: cannot read: {exc}") from exc
+
+
+def read_sources(specs: tuple[str, ...], stdin: IO[str]) -> list[Source]:
+    """Every file named by ``specs``, read; stdin may be given once."""
+    out: list[Source] = []
+    for spec in specs:
+        for path, selector in expand_spec(spec):
+            if path is None:
+                out.append(Source(label="<stdin>", text=stdin.read(), selector=selector))
+            else:
+                out.append(Source(label=str(path), text=_read(path), selector=selector, path=path))
+    return out

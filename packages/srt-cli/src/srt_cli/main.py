@@ -1,0 +1,95 @@
+"""The ``srtctl`` click group: commands are imported only when they run (fast ``--help``).
+
+Every command lives in ``srt_cli.commands.<name>``; this module imports only click and the tiny
+``srt_cli`` helpers. Shell completion is click's: ``eval "$(_SRTCTL_COMPLETE=bash_source srtctl)"``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from srt_cli.environment import read_edge
+from srt_cli.version import version_line
+
+__all__ = ["cli", "main"]
+
+#: command name -> (module under srt_cli.commands, one-line help shown by ``srtctl --help``)
+COMMANDS: dict[str, tuple[str, str]] = {
+    # "apply": ("apply", "Submit a recipe to Slurm (or run it here with --local)."),
+    "dry-run": ("dry_run", "Show the sbatch script and the complete job plan; submit nothing."),
+    "migrate": ("migrate", "Rewrite schema-1 (v1) recipes as schema 2, comments kept."),
+    # "preflight": ("preflight", "Check model paths, images and binaries exist; submit nothing."),
+    # "render": ("render", "Write sbatch_script.sh, config.yaml and plan.json into a folder."),
+    "resolve-override": (
+        "resolve_override",
+        "One recipe per override variant.",
+    ),
+    "schema": ("schema", "Print the recipe (or srtslurm.yaml) JSON Schema, for editors."),
+    "validate": ("validate", "Load and plan recipes; print nothing but errors."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(f"srt_cli.commands.{entry[0]}")
+        command: click.Command = module.command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The short help comes from the table, so `srtctl --help` imports no command module.
+        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(version_line())
+    ctx.exit(0)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="""\b
+Examples:
+  srtctl validate -f recipes/
+  srtctl dry-run -f recipe.yaml --set benchmark.isl=2048
+  srtctl apply -f recipe.yaml:override_tp8 --json
+  srtctl migrate -f old-recipes/ --in-place
+
+Exit codes: 0 ok, 2 usage error or invalid recipe, 3 planning error, 4 Slurm or runtime error.
+Shell completion (bash): eval "$(_SRTCTL_COMPLETE=bash_source srtctl)"
+""",
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Print the version, the recipe schema versions and the lockfile version.",
+)
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """srtctl: one YAML recipe to a benchmark of an LLM serving deployment on Slurm.
+
+    The cluster config (srtslurm.yaml) is taken from $SRTSLURM_CONFIG, else from the current
+    folder or the nearest parent that has one.
+    """
+    ctx.obj = read_edge()
+
+
+def main() -> None:
+    cli.main(prog_name="srtctl")

@@ -1,0 +1,83 @@
+"""Options shared by several commands (``-f``, ``--set``/``--unset``, ``--json``, ``-o``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from srt_cli.errors import translated
+
+if TYPE_CHECKING:
+    from srt_schema.setpaths import PathOverride
+
+__all__ = [
+    "file_option",
+    "json_option",
+    "output_option",
+    "parse_overrides",
+    "set_options",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FILE_HELP = (
+    "Recipe file, directory (every *.yaml below it), or - for stdin; append :SELECTOR to pick "
+    "override variants (recipe.yaml:override_tp8, recipe.yaml:'*mtp*'). Repeatable."
+)
+
+
+def file_option(*, multiple: bool = True) -> Callable[[F], F]:
+    return click.option(
+        "-f",
+        "--file",
+        "files",
+        required=True,
+        multiple=multiple,
+        metavar="PATH[:SELECTOR]",
+        type=click.Path(),
+        help=FILE_HELP,
+    )
+
+
+def set_options(func: F) -> F:
+    func = click.option(
+        "--unset",
+        "unsets",
+        multiple=True,
+        metavar="KEY",
+        help="Remove a key before loading (a.b.c, a.b[0]); a missing key is not an error.",
+    )(func)
+    return click.option(
+        "--set",
+        "sets",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Set a key before loading; VALUE is YAML (720 is an int, '\"720\"' a string).",
+    )(func)
+
+
+def json_option(help_text: str) -> Callable[[F], F]:
+    return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def output_option(func: F) -> F:
+    return click.option(
+        "-o",
+        "--output",
+        "output",
+        type=click.Path(file_okay=False),
+        help="Output base: jobs go to OUTPUT/<job_id>/ (default: srtslurm.yaml output_dir, "
+        "else ./outputs).",
+    )(func)
+
+
+def parse_overrides(sets: tuple[str, ...], unsets: tuple[str, ...]) -> tuple[PathOverride, ...]:
+    """``--set`` then ``--unset`` values, parsed once (a bad one is a usage error, exit 2)."""
+    if not sets and not unsets:
+        return ()
+    from srt_schema.setpaths import parse_set, parse_unset
+
+    with translated():
+        return (*(parse_set(s) for s in sets), *(parse_unset(u) for u in unsets))

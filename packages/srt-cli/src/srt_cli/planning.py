@@ -1,0 +1,113 @@
+"""From a loaded job to its sbatch script and its JobPlan (on simulated or real nodes).
+
+Pure apart from the interpreter path the batch script calls, which the caller passes in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from srt_cli.errors import translated
+
+if TYPE_CHECKING:
+    from srt_planner.plan import AllocationRequest, JobPlan
+    from srt_schema.cluster import ClusterConfig
+    from srt_schema.load import LoadedJob
+
+__all__ = [
+    "PlannedJob",
+    "plan_one",
+    "runtime_command",
+    "simulated_nodes",
+    "staging_dir",
+]
+
+#: The job id dry-run and validate plan with (the real one comes from Slurm).
+DRY_RUN_JOB_ID = "0"
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    job: LoadedJob
+    request: AllocationRequest
+    script: str
+    plan: JobPlan
+    #: Folder the batch script copies the job's config from when it starts.
+    staging: str
+
+
+def simulated_nodes(count: int, prefix: str = "node-") -> tuple[str, ...]:
+    """``node-01 .. node-NN`` (at least two digits, more when NN needs them)."""
+    width = max(2, len(str(count)))
+    return tuple(f"{prefix}{i:0{width}d}" for i in range(1, count + 1))
+
+
+def staging_dir(output_base: str, name: str, config_text: str) -> str:
+    """Content-addressed: the same config always stages to the same folder (deterministic)."""
+    digest = hashlib.sha256(config_text.encode()).hexdigest()[:12]
+    return f"{output_base.rstrip('/')}/.staging/{name}-{digest}"
+
+
+def runtime_command(python: str, *, staging: str) -> tuple[str, ...]:
+    """What the batch script runs on the first node: copy the staged config, start the runtime.
+
+    ``--serve-only`` reaches the runtime as ``SRTCTL_SERVE_ONLY=1`` in the script's environment.
+    """
+    run = f'exec {shlex.quote(python)} -m srt_runtime run --job-dir "$SRTCTL_OUTPUT_DIR"'
+    copy = f'cp -n {shlex.quote(staging)}/*.yaml "$SRTCTL_OUTPUT_DIR"/ 2>/dev/null || true'
+    return ("bash", "-c", f"{copy}; {run}")
+
+
+def plan_one(
+    job: LoadedJob,
+    cluster: ClusterConfig,
+    *,
+    output_base: str,
+    python: str,
+    config_text: str,
+    runner_name: str | None = None,
+    job_id: str = DRY_RUN_JOB_ID,
+    nodes: tuple[str, ...] | None = None,
+    addresses: dict[str, str] | None = None,
+    serve_only: bool = False,
+    environment: dict[str, str] | None = None,
+) -> PlannedJob:
+    """Allocation request, batch script and JobPlan of one job.
+
+    ``nodes`` defaults to a simulated list sized to the request (``node-01`` ...).
+    """
+    from srt_planner import plan_allocation, plan_job, render_sbatch
+
+    with translated(where=job.label):
+        request = plan_allocation(job.recipe, cluster, runner_name=runner_name)
+        staging = staging_dir(output_base, job.name, config_text)
+        env = dict(job.recipe.environment)
+        env.update(environment or {})
+        if serve_only:
+            env["SRTCTL_SERVE_ONLY"] = "1"
+        script = render_sbatch(
+            request,
+            output_base=output_base,
+            command=runtime_command(python, staging=staging),
+            environment=env,
+        )
+        granted = nodes if nodes is not None else simulated_nodes(request.nodes)
+        groups = None
+        if request.het:
+            first = request.het[0].nodes
+            groups = (granted[:first], granted[first:])
+        log_dir = f"{output_base.rstrip('/')}/{job_id}/logs"
+        plan = plan_job(
+            job.recipe,
+            cluster,
+            granted,
+            job_id,
+            het_groups=groups,
+            addresses=addresses,
+            log_dir=log_dir,
+            serve_only=serve_only,
+        )
+    return PlannedJob(job=job, request=request, script=script, plan=plan, staging=staging)

@@ -1,0 +1,48 @@
+"""Shared fixtures for srt-cli tests: a clean environment, a scratch cwd, a CliRunner helper."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from srt_cli.main import cli
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # cli_testkit, under importlib mode
+
+from cli_testkit import DATA, Invoke
+
+_STRIPPED = ("SLURM_", "SRTCTL_", "AWS_", "SRTSLURM_CONFIG", "RUNNER_NAME", "CUDA_VISIBLE_DEVICES")
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in list(os.environ):
+        if key.startswith(_STRIPPED):
+            monkeypatch.delenv(key)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    """A private copy of tests/data (commands may write next to their inputs)."""
+    target = tmp_path / "data"
+    shutil.copytree(DATA, target)
+    return target
+
+
+@pytest.fixture
+def invoke() -> Invoke:
+    """``invoke(*args, input=None, env=None)`` -> click Result (stdout and stderr separate)."""
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+        runner = CliRunner()
+        return runner.invoke(cli, list(args), input=input, env=env, catch_exceptions=False)
+
+    return run

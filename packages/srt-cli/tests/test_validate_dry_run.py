@@ -1,0 +1,190 @@
+"""validate and dry-run through CliRunner: outputs, --json, overrides, directories, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_testkit import Invoke
+
+
+def test_validate_prints_nothing_for_a_good_recipe(invoke: Invoke, data: Path) -> None:
+    result = invoke("validate", "-f", str(data / "mocker-agg.yaml"))
+    assert result.exit_code == 0
+    assert result.output == ""
+
+
+def test_validate_json_directory_one_line_per_file_and_exit_2(invoke: Invoke, data: Path) -> None:
+    result = invoke("validate", "-f", str(data), "--json")
+    assert result.exit_code == 2
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    by_file = {Path(line["file"]).name: line for line in lines}
+    assert by_file["mocker-agg.yaml"] == {
+        "file": str(data / "mocker-agg.yaml"),
+        "ok": True,
+        "jobs": 1,
+        "errors": [],
+    }
+    assert by_file["overrides.yaml"]["jobs"] == 3
+    v1 = by_file["v1-agg.yaml"]
+    assert v1["ok"] is False
+    assert v1["errors"][0]["path"] == "$"
+    assert "srtctl migrate" in v1["errors"][0]["message"]
+
+
+def test_validate_misspelled_key(invoke: Invoke, data: Path) -> None:
+    recipe = data / "mocker-agg.yaml"
+    recipe.write_text(recipe.read_text().replace("isl: 128", "isll: 128"))
+    result = invoke("validate", "-f", str(recipe))
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"error: {recipe}: $.benchmark")
+    assert "isll" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_validate_set_and_unset(invoke: Invoke, data: Path) -> None:
+    recipe = str(data / "mocker-agg.yaml")
+    bad = invoke("validate", "-f", recipe, "--set", "roles.agg.workers=many")
+    assert bad.exit_code == 2
+    assert "$.roles.agg.workers" in bad.stderr
+    good = invoke("validate", "-f", recipe, "--set", "benchmark.isl=1024", "--unset", "nope.x")
+    assert good.exit_code == 0, good.output
+
+
+def test_bad_set_syntax_is_a_usage_error(invoke: Invoke, data: Path) -> None:
+    result = invoke("validate", "-f", str(data / "mocker-agg.yaml"), "--set", "benchmark.isl")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: bad --set/--unset: --set expects KEY=VALUE, got 'benchmark.isl'\n"
+    )
+
+
+def test_missing_file_is_a_usage_error(invoke: Invoke) -> None:
+    result = invoke("validate", "-f", "nowhere.yaml")
+    assert result.exit_code == 2
+    assert result.stderr == "error: -f nowhere.yaml: no such file or directory\n"
+
+
+def test_stdin_and_selector(invoke: Invoke, data: Path) -> None:
+    text = (data / "overrides.yaml").read_text()
+    result = invoke("validate", "-f", "-:override_two", "--json", input=text)
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {"file": "<stdin>", "ok": True, "jobs": 1, "errors": []}
+
+
+def test_unknown_selector_names_the_choices(invoke: Invoke, data: Path) -> None:
+    result = invoke("validate", "-f", f"{data / 'overrides.yaml'}:override_three")
+    assert result.exit_code == 2
+    assert "override 'override_three' not found; available: override_two" in result.stderr
+
+
+def test_planning_error_exits_3(invoke: Invoke, data: Path) -> None:
+    recipe = data / "mocker-agg.yaml"
+    result = invoke("validate", "-f", str(recipe), "--set", "roles.agg.gpus=8")
+    assert result.exit_code == 3
+    assert result.stderr == (
+        f"error: {recipe}: agg worker 0 needs 8 GPU(s) but the 1 worker node(s) x 4 GPUs "
+        "(node-01) are used up by the workers before it; raise roles.agg.nodes or lower "
+        "roles.agg.workers / roles.agg.gpus\n"
+    )
+
+
+def test_dry_run_shows_script_and_plan(invoke: Invoke, data: Path) -> None:
+    result = invoke("dry-run", "-f", str(data / "mocker-agg.yaml"))
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "cluster config: none (no srtslurm.yaml found; using defaults)" in out
+    assert "#SBATCH --job-name=mocker-agg" in out
+    assert "--- plan on node-01 (simulated; 4 processes) ---" in out
+    assert "node-01 (head, infra, bench, workers)" in out
+    assert "service_etcd  etcd  node-01    infra  yes       frontend.type dynamo" in out
+    assert "$ python3 -m dynamo.mocker --model-path /model" in out
+    assert "built-in  /models/qwen3-0.6b" in out
+    assert "health gate: dynamo http://node-01:8000/health" in out
+
+
+def test_dry_run_is_deterministic(invoke: Invoke, data: Path) -> None:
+    first = invoke("dry-run", "-f", str(data / "mocker-agg.yaml"))
+    second = invoke("dry-run", "-f", str(data / "mocker-agg.yaml"))
+    assert first.stdout == second.stdout
+
+
+def test_dry_run_every_override_variant(invoke: Invoke, data: Path) -> None:
+    result = invoke("dry-run", "-f", str(data / "overrides.yaml"))
+    assert result.exit_code == 0, result.output
+    headers = [line for line in result.stdout.splitlines() if line.startswith("=== ")]
+    source = data / "overrides.yaml"
+    assert headers == [
+        f"=== [1/3] {source}:override_two: ovr_two ===",
+        f"=== [2/3] {source}:zip_override_isl[0]: ovr_isl_0 ===",
+        f"=== [3/3] {source}:zip_override_isl[1]: ovr_isl_1 ===",
+    ]
+
+
+def test_dry_run_sweep_shows_every_point(invoke: Invoke, data: Path) -> None:
+    recipe = data / "mocker-agg.yaml"
+    recipe.write_text(
+        recipe.read_text().replace("isl: 128", 'isl: "{isl}"') + "sweep:\n  isl: [128, 256]\n"
+    )
+    result = invoke("dry-run", "-f", str(recipe))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("sweep point: isl=") == 2
+
+
+def test_dry_run_json_is_the_plan(invoke: Invoke, data: Path) -> None:
+    result = invoke("dry-run", "-f", str(data / "mocker-agg.yaml"), "--json", "--set", "name=x1")
+    assert result.exit_code == 0
+    plan = json.loads(result.stdout)
+    assert plan["job_name"] == "x1"
+    assert plan["nodes"] == ["node-01"]
+    assert [p["name"] for p in plan["processes"]] == [
+        "service_etcd",
+        "agg_0_node-01",
+        "frontend_0",
+        "benchmark",
+    ]
+
+
+def test_dry_run_runner_name(invoke: Invoke, data: Path) -> None:
+    result = invoke("dry-run", "-f", str(data / "mocker-agg.yaml"), env={"RUNNER_NAME": "ci-7"})
+    assert "#SBATCH --job-name=ci-7" in result.stdout
+
+
+def test_cluster_config_is_discovered_in_a_parent(
+    invoke: Invoke, data: Path, tmp_path: Path, monkeypatch: object
+) -> None:
+    (tmp_path / "srtslurm.yaml").write_text(
+        "default_account: acct\ndefault_partition: gpu\nmodel_paths:\n  qwen: /models/qwen\n"
+    )
+    recipe = data / "mocker-agg.yaml"
+    recipe.write_text(recipe.read_text().replace("/models/qwen3-0.6b", "qwen"))
+    result = invoke("dry-run", "-f", str(recipe))
+    assert result.exit_code == 0, result.output
+    assert f"cluster config: {tmp_path / 'srtslurm.yaml'}" in result.stdout
+    assert "#SBATCH --account=acct" in result.stdout
+    assert "built-in  /models/qwen " in result.stdout
+
+
+def test_bad_cluster_config_is_an_error_naming_the_key(
+    invoke: Invoke, data: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "cluster.yaml"
+    config.write_text("default_container: x\n")
+    result = invoke(
+        "dry-run", "-f", str(data / "mocker-agg.yaml"), env={"SRTSLURM_CONFIG": str(config)}
+    )
+    assert result.exit_code == 2
+    assert "default_container" in result.stderr
+    assert str(config) in result.stderr
+
+
+def test_srtslurm_config_pointing_nowhere(invoke: Invoke, data: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "none.yaml"
+    result = invoke(
+        "validate", "-f", str(data / "mocker-agg.yaml"), env={"SRTSLURM_CONFIG": str(missing)}
+    )
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {missing}: SRTSLURM_CONFIG points at a file that does not exist; fix or unset it\n"
+    )
