@@ -99,6 +99,24 @@ def test_schema_2_with_v1_keys_is_migrated_without_the_schema_1_frontend_rename(
     assert "set schema: 2" not in result.notes
 
 
+def test_schema_2_in_the_v1_layout_renames_sglang_when_only_the_router_fits() -> None:
+    result = migrate(
+        """
+        schema: 2
+        frontend:
+          type: sglang
+        resources:
+          agg_nodes: 1
+          agg_workers: 2
+        """
+    )
+    assert loaded(result)["frontend"] == {"type": "sglang-router"}
+    assert result.notes[1] == (
+        "frontend.type: sglang -> sglang-router (the file uses the v1 layout, where sglang "
+        "named the router; the direct sglang frontend serves a single aggregate worker)"
+    )
+
+
 # ----------------------------------------------------------------------------- parse errors
 
 

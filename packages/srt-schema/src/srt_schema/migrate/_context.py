@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from srt_schema.migrate._version import v1_keys
 from srt_schema.migrate._yaml import new_map, new_seq, put_key, to_plain
 
 __all__ = ["Variant", "scalar"]
@@ -48,6 +49,7 @@ class Variant:
         self.base_v2 = base_v2
         self.notes: list[str] = []
         self._original = to_plain(doc)
+        self.had_v1_layout = bool(v1_keys(doc))
 
     # ------------------------------------------------------------------ identity
 

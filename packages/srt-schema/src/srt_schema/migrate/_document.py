@@ -10,7 +10,11 @@ from srt_schema.migrate._context import Variant
 from srt_schema.migrate._dynamo import fold_dynamo_source
 from srt_schema.migrate._engine import fold_engine, fold_sidecar
 from srt_schema.migrate._mooncake import fold_mooncake
-from srt_schema.migrate._placement import fold_placement, rename_sglang_frontend
+from srt_schema.migrate._placement import (
+    fold_placement,
+    rename_sglang_frontend,
+    rename_v1_layout_sglang_frontend,
+)
 from srt_schema.migrate._roles import fold_roles
 from srt_schema.migrate._services import fold_infra
 from srt_schema.migrate._version import CURRENT_VERSION, detect_version, v1_keys
@@ -55,6 +59,8 @@ def _migrate_section(v: Variant) -> None:
     if v.from_version == 1:
         rename_sglang_frontend(v)
     fold_roles(v)
+    if v.from_version == 2 and v.had_v1_layout:
+        rename_v1_layout_sglang_frontend(v)
     fold_placement(v)
     fold_infra(v)
     fold_dynamo_source(v)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from srt_schema.migrate._context import Variant
+from srt_schema.migrate._context import Variant, scalar
 from srt_schema.migrate._yaml import (
     Moved,
     is_flow,
@@ -19,7 +19,7 @@ from srt_schema.migrate._yaml import (
     replace_scalar,
 )
 
-__all__ = ["fold_placement", "rename_sglang_frontend"]
+__all__ = ["fold_placement", "rename_sglang_frontend", "rename_v1_layout_sglang_frontend"]
 
 # (block, location key, dedicated key)
 _LEGACY: tuple[tuple[str, str, str], ...] = (
@@ -43,6 +43,36 @@ def rename_sglang_frontend(v: Variant) -> None:
     else:
         return
     v.note("frontend.type: sglang -> sglang-router (the router)")
+
+
+def _needs_router(v: Variant) -> bool:
+    """Whether the direct ``sglang`` frontend (one aggregate worker) cannot serve this layout."""
+    if v.role_exists("prefill") or v.role_exists("decode"):
+        return True
+    roles = v.doc.get("roles")
+    agg = roles.get("agg") if isinstance(roles, dict) else None
+    workers = scalar(agg.get("workers")) if isinstance(agg, dict) else None
+    if workers is None and v.is_override and v.base_v2 is not None:
+        base_roles = v.base_v2.get("roles")
+        base_agg = base_roles.get("agg") if isinstance(base_roles, dict) else None
+        workers = scalar(base_agg.get("workers")) if isinstance(base_agg, dict) else None
+    return isinstance(workers, int) and not isinstance(workers, bool) and workers > 1
+
+
+def rename_v1_layout_sglang_frontend(v: Variant) -> None:
+    """A ``schema: 2`` file still written in the v1 layout meant the router by ``sglang`` too.
+
+    Only renamed when the direct frontend could not serve the layout (several workers or P/D),
+    so a file that may already mean the direct frontend is left alone. Runs after the roles fold.
+    """
+    frontend = v.doc.get("frontend")
+    if not isinstance(frontend, dict) or frontend.get("type") != "sglang" or not _needs_router(v):
+        return
+    replace_scalar(frontend, "type", "sglang-router")
+    v.note(
+        "frontend.type: sglang -> sglang-router (the file uses the v1 layout, where sglang "
+        "named the router; the direct sglang frontend serves a single aggregate worker)"
+    )
 
 
 def fold_placement(v: Variant) -> None:
