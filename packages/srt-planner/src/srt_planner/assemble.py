@@ -186,6 +186,7 @@ def plan_job(
         frontend=frontend_type_of(recipe),
         mounts=build_mounts(recipe, cluster, log_dir=logs, placeholders=placeholders),
         python=python_of(cluster),
+        node_ids={node: i for i, node in enumerate(carving.workers)},
     )
     endpoints = plan_endpoints(recipe, carving)
     allocator = PortAllocator(single_host=ctx.local, sidecar_base=recipe.dynamo.sidecar_port)

@@ -86,6 +86,8 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
     frontend: FrontendType
     mounts: tuple[Mount, ...]
     python: str
+    #: Position of each worker node in the worker list (``{node_id}``).
+    node_ids: dict[str, int] = {}
 
     @property
     def pyxis(self) -> bool:

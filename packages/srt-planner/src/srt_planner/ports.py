@@ -60,21 +60,29 @@ class _KindSpec(msgspec.Struct, frozen=True):
     base: int
     stride: int
     per_node: bool
+    #: Ports in the kind's range; job-wide counters wrap inside it, per-node ones are exhausted.
+    span: int
 
 
+#: Bases and strides follow the reference (§1.6). Each kind owns ``[base, base + span)`` so two
+#: kinds never meet: job-wide counters (sys, kv_events, nixl, ...) wrap around inside their range
+#: on jobs with more processes than the range holds (the reference's counters ran into the next
+#: kind's ports there, e.g. the 201st kv-events port is the first nixl port). Processes sharing a
+#: node sit next to each other in the allocation order, so a wrapped counter does not meet itself
+#: on one node; ``check_port_conflicts`` proves it for every plan.
 PORT_KINDS: dict[PortKind, _KindSpec] = {
-    "sys": _KindSpec(7500, 1, False),
-    "http": _KindSpec(6100, 32, True),
-    "bootstrap": _KindSpec(7200, 1, True),
-    "kv_events": _KindSpec(5200, 1, False),
-    "nixl": _KindSpec(5400, 1, False),
-    "dp_rpc": _KindSpec(8400, 1, True),
-    "kvbm_zmq": _KindSpec(5600, 2, False),
-    "sidecar_grpc": _KindSpec(50051, 1, False),
-    "nccl": _KindSpec(17500, 1, False),
-    "dist_init": _KindSpec(8300, 1, True),
-    "vllm_port": _KindSpec(20000, 50, False),
-    "trtllm_dist_init": _KindSpec(29500, 1, False),
+    "kv_events": _KindSpec(5200, 1, False, 200),
+    "nixl": _KindSpec(5400, 1, False, 200),
+    "kvbm_zmq": _KindSpec(5600, 2, False, 500),
+    "http": _KindSpec(6100, 32, True, 1100),
+    "bootstrap": _KindSpec(7200, 1, True, 100),
+    "sys": _KindSpec(7500, 1, False, 800),
+    "dist_init": _KindSpec(8300, 1, True, 100),
+    "dp_rpc": _KindSpec(8400, 1, True, 100),
+    "nccl": _KindSpec(17500, 1, False, 2500),
+    "vllm_port": _KindSpec(20000, 50, False, 9500),
+    "trtllm_dist_init": _KindSpec(29500, 1, False, 500),
+    "sidecar_grpc": _KindSpec(50051, 1, False, 1000),
 }
 
 
@@ -90,16 +98,22 @@ class PortAllocator:
         """The first of ``count`` consecutive ports (in stride units) of ``kind`` on ``node``."""
         spec = PORT_KINDS[kind]
         base = self._sidecar_base if kind == "sidecar_grpc" and self._sidecar_base else spec.base
-        scope = node if spec.per_node and not self._single_host else ""
-        key = (kind, scope)
-        port = self._next.get(key, base)
-        end = port + spec.stride * count
-        if end - spec.stride > 65535:
-            raise PlanningError(
-                f"port range exhausted: {kind} ports from {base} passed 65535 on "
-                f"{node if scope else 'the job'}; fewer workers per node or fewer processes"
-            )
-        self._next[key] = end
+        per_node = spec.per_node and not self._single_host
+        key = (kind, node if per_node else "")
+        offset = self._next.get(key, 0)
+        width = spec.stride * count
+        if offset + width > spec.span:
+            if per_node or width > spec.span:
+                where = f"on {node}" if per_node else "in the job"
+                raise PlanningError(
+                    f"port range exhausted: {kind} ports {base}-{base + spec.span - 1} are all "
+                    f"taken {where}; put fewer workers on one node"
+                )
+            offset = 0
+        self._next[key] = offset + width
+        port = base + offset
+        if port + width - spec.stride > 65535:
+            raise PlanningError(f"port range exhausted: {kind} port {port} is above 65535")
         return port
 
 

@@ -54,7 +54,7 @@ def _mask(ctx: PlanContext, gpus: Sequence[int], command: EngineCommand) -> dict
 def _worker_env(
     ctx: PlanContext, role: ResolvedRole, proc: WorkerProcess, command: EngineCommand
 ) -> dict[str, str]:
-    node_id = ctx.carving.workers.index(proc.node) if proc.node in ctx.carving.workers else 0
+    node_id = ctx.node_ids.get(proc.node, 0)
     return layer_env(
         _base_env(ctx, proc),
         otel_env(ctx, f"{ctx.recipe.name}-{role.name}"),
