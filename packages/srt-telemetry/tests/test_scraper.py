@@ -244,3 +244,40 @@ def test_no_rows_still_writes_an_empty_final(tmp_path: Path) -> None:
     df = pl.read_parquet(tmp_path / "s" / "final.parquet")
     assert df.height == stats.final_rows == 0
     assert "metric_name_clean" in df.columns
+
+
+def test_bad_url_is_a_config_error(tmp_path: Path) -> None:
+    from srt_telemetry.errors import ConfigError
+
+    cfg = ScrapeConfig(
+        storage=str(tmp_path / "s"),
+        local_dir=str(tmp_path / "l"),
+        endpoints=(ScrapeEndpoint(name="x", url="ftp://host/metrics"),),
+    )
+    with pytest.raises(ConfigError) as exc:
+        run_scraper(cfg, threading.Event())
+    assert str(exc.value) == (
+        "endpoint url 'ftp://host/metrics': not an http://, https:// or file:// URL; fix the "
+        "endpoint in the scrape config"
+    )
+    assert not (tmp_path / "s").exists()
+
+
+def test_file_url_endpoint(tmp_path: Path) -> None:
+    cfg = ScrapeConfig(
+        storage=str(tmp_path / "s"),
+        local_dir=str(tmp_path / "l"),
+        endpoints=(
+            ScrapeEndpoint(
+                name="f",
+                url=f"file://{DATA / 'dcgm-excerpt.txt'}",
+                filter="dcgm",
+                collect_interval_ms=50,
+            ),
+        ),
+    )
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    stats = run_scraper(cfg, stop)
+    df = pl.read_parquet(tmp_path / "s" / "final.parquet")
+    assert df.height == 12 * stats.scrapes["f"] > 0

@@ -29,6 +29,7 @@ _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_CACHE_LIMIT = 200_000
 _label_cache: dict[str, Labels] = {"": ()}
 _name_ok: set[str] = set()
+_head_cache: dict[str, tuple[str, Labels]] = {}
 
 
 @dataclass(slots=True)
@@ -131,10 +132,22 @@ def _parse_lines(lines: list[str], out: ParsedText, first_lineno: int) -> None:
     values = out.values
     cache = _label_cache
     name_ok = _name_ok
+    heads = _head_cache
+    if len(heads) > _LABEL_CACHE_LIMIT:
+        heads.clear()
     line = ""
     try:
         for line in lines:
             if not line:
+                continue
+            # fast path: the text before the last space was seen before as exactly
+            # "<name>[{labels}]" followed by a single value token
+            head, sep, val = line.rpartition(" ")
+            hit = heads.get(head)
+            if hit is not None:
+                values.append(float(val))
+                names.append(hit[0])
+                labels.append(hit[1])
                 continue
             if line[0] == "#":
                 if line.startswith("# TYPE "):
@@ -169,6 +182,8 @@ def _parse_lines(lines: list[str], out: ParsedText, first_lineno: int) -> None:
             parts = rest.split()
             if len(parts) == 1:
                 values.append(float(parts[0]))
+                if sep and parts[0] == val:
+                    heads[head] = (name, lab)
             elif len(parts) == 2:
                 values.append(float(parts[0]))
                 out.timestamps_ms[len(names)] = int(parts[1])

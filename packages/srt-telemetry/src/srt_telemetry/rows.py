@@ -23,14 +23,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import assert_never
+from dataclasses import dataclass
+from typing import Any, assert_never
 
 import polars as pl
 
 from srt_telemetry.config import ScrapeEndpoint
 from srt_telemetry.promtext import Labels, ParsedText
 
-__all__ = ["BASE_SCHEMA", "build_frame", "extra_columns", "frame_schema", "inline_labels"]
+__all__ = [
+    "BASE_SCHEMA",
+    "ColumnBuffer",
+    "RowBatch",
+    "build_batch",
+    "build_frame",
+    "extra_columns",
+    "frame_schema",
+    "inline_labels",
+]
 
 BASE_SCHEMA: dict[str, pl.DataType] = {
     "scraper_endpoint": pl.String(),
@@ -63,6 +73,8 @@ _DCGM_RENAMES = {
 }
 _GPU_LABELS = ("gpu", "GPU", "device")
 _inline_cache: dict[Labels, str] = {}
+_full_cache: dict[tuple[str, Labels], str] = {}
+_gpu_cache: dict[Labels, str] = {}
 
 
 def _column_key(key: str, flt: str) -> str:
@@ -172,7 +184,16 @@ def _generic(parsed: ParsedText, rows: _Rows, *, keep_totals: bool) -> None:
                 if le is not None:
                     prev_upper[key] = le
                 continue
-        names.append(name + inline_labels(labels) if labels else name)
+        if labels:
+            key = (name, labels)
+            full = _full_cache.get(key)
+            if full is None:
+                if len(_full_cache) > 200_000:
+                    _full_cache.clear()
+                full = _full_cache[key] = name + inline_labels(labels)
+            names.append(full)
+        else:
+            names.append(name)
         values.append(value)
         if rows.hist:
             rows.lower.append(None)
@@ -191,11 +212,12 @@ def _dcgm(parsed: ParsedText, rows: _Rows, ep: ScrapeEndpoint) -> None:
         if short is None:
             s = name.removeprefix("DCGM_FI_").removeprefix("DCGM_").lower()
             short = renamed[name] = _DCGM_RENAMES.get(s, s)
-        gpu = ""
-        for k, v in labels:
-            if k in _GPU_LABELS:
-                gpu = v
-                break
+        gpu = _gpu_cache.get(labels)
+        if gpu is None:
+            gpu = next((v for k, v in labels if k in _GPU_LABELS), "")
+            if len(_gpu_cache) > 200_000:
+                _gpu_cache.clear()
+            _gpu_cache[labels] = gpu
         rows.names.append(short)
         rows.values.append(value)
         gpu_col.append(gpu)
@@ -210,24 +232,40 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[idx]
 
 
+def _node_key(name: str, labels: Labels) -> tuple[str, str]:
+    """(row name, mode) of a node-exporter sample (memoised by the caller)."""
+    mode = ""
+    rest = labels
+    for k, v in labels:
+        if k == "mode":
+            mode = v
+            rest = tuple(p for p in labels if p[0] != "mode")
+            break
+    short = name[5:] if name.startswith("node_") else name
+    return (short + inline_labels(rest) if rest else short), mode
+
+
+_node_cache: dict[tuple[str, Labels], tuple[str, str]] = {}
+
+
 def _node_exporter(parsed: ParsedText, rows: _Rows) -> None:
     mode_col = rows.extra["mode"]
+    names, values = rows.names, rows.values
+    cache = _node_cache
+    if len(cache) > 200_000:
+        cache.clear()
     cpu_modes: dict[str, list[float]] = {}
     for name, labels, value in zip(parsed.names, parsed.labels, parsed.values, strict=True):
-        mode = ""
-        rest = labels
-        for k, v in labels:
-            if k == "mode":
-                mode = v
-                rest = tuple(p for p in labels if p[0] != "mode")
-                break
+        key = (name, labels)
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = _node_key(name, labels)
         if name == "node_cpu_seconds_total":
-            cpu_modes.setdefault(mode, []).append(value)
+            cpu_modes.setdefault(hit[1], []).append(value)
             continue
-        short = name[5:] if name.startswith("node_") else name
-        rows.names.append(short + inline_labels(rest) if rest else short)
-        rows.values.append(value)
-        mode_col.append(mode)
+        names.append(hit[0])
+        values.append(value)
+        mode_col.append(hit[1])
     for mode in sorted(cpu_modes):
         vals = sorted(cpu_modes[mode])
         for stat, stat_value in (
@@ -241,14 +279,32 @@ def _node_exporter(parsed: ParsedText, rows: _Rows) -> None:
             mode_col.append(mode)
 
 
-def build_frame(
+@dataclass(slots=True)
+class RowBatch:
+    """Rows of one scrape of one endpoint as plain lists (cheap to append to a buffer)."""
+
+    endpoint: str
+    timestamp_ns: int
+    time_since_start: float
+    names: list[str]
+    values: list[float]
+    hist: (
+        tuple[list[float | None], list[float | None], list[float | None], list[float | None]] | None
+    )
+    extras: dict[str, list[str] | str]  # per-row values, or one value for every row
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def build_batch(
     parsed: ParsedText,
     ep: ScrapeEndpoint,
     extras: Sequence[str],
     *,
     timestamp_ns: int,
     time_since_start: float,
-) -> pl.DataFrame:
+) -> RowBatch:
     """Rows of one scrape of one endpoint (all rows share the timestamps)."""
     rows = _Rows(extras)
     match ep.filter:
@@ -264,24 +320,78 @@ def build_frame(
             assert_never(ep.filter)
     n = len(rows.names)
     constants = {_column_key(k, ep.filter): v for k, v in ep.node_metadata.items()}
-    data: dict[str, object] = {
-        "scraper_endpoint": pl.repeat(ep.name, n, dtype=pl.String, eager=True),
-        "metric_name": rows.names,
-        "metric_value": rows.values,
-    }
-    for col, vals in (
-        ("histogram_bucket_lower", rows.lower),
-        ("histogram_bucket_upper", rows.upper),
-        ("histogram_sum", rows.sums),
-        ("histogram_count", rows.counts),
-    ):
-        data[col] = vals if rows.hist else pl.repeat(None, n, dtype=pl.Float64, eager=True)
-    data["time_since_start"] = pl.repeat(time_since_start, n, dtype=pl.Float64, eager=True)
-    data["timestamp_ns"] = pl.repeat(timestamp_ns, n, dtype=pl.Int64, eager=True)
+    extra_values: dict[str, list[str] | str] = {}
     for key in extras:
-        extra_col = rows.extra[key]
-        if len(extra_col) == n and n:
-            data[key] = extra_col
+        col = rows.extra[key]
+        extra_values[key] = col if len(col) == n and n else constants.get(key, "")
+    return RowBatch(
+        endpoint=ep.name,
+        timestamp_ns=timestamp_ns,
+        time_since_start=time_since_start,
+        names=rows.names,
+        values=rows.values,
+        hist=(rows.lower, rows.upper, rows.sums, rows.counts) if rows.hist else None,
+        extras=extra_values,
+    )
+
+
+class ColumnBuffer:
+    """Column lists that batches are appended to; `frame()` turns them into one DataFrame."""
+
+    def __init__(self, extras: Sequence[str]) -> None:
+        self.extras = tuple(extras)
+        self.schema = frame_schema(extras)
+        self.clear()
+
+    def clear(self) -> None:
+        self.cols: dict[str, list[Any]] = {k: [] for k in self.schema}
+        self.rows = 0
+
+    def append(self, b: RowBatch) -> None:
+        n = len(b)
+        if n == 0:
+            return
+        c = self.cols
+        c["scraper_endpoint"].extend([b.endpoint] * n)
+        c["metric_name"].extend(b.names)
+        c["metric_value"].extend(b.values)
+        hist_cols = (
+            "histogram_bucket_lower",
+            "histogram_bucket_upper",
+            "histogram_sum",
+            "histogram_count",
+        )
+        if b.hist is None:
+            nones = [None] * n
+            for col in hist_cols:
+                c[col].extend(nones)
         else:
-            data[key] = pl.repeat(constants.get(key, ""), n, dtype=pl.String, eager=True)
-    return pl.DataFrame(data, schema=frame_schema(extras))
+            for col, vals in zip(hist_cols, b.hist, strict=True):
+                c[col].extend(vals)
+        c["time_since_start"].extend([b.time_since_start] * n)
+        c["timestamp_ns"].extend([b.timestamp_ns] * n)
+        for key in self.extras:
+            v = b.extras[key]
+            c[key].extend([v] * n if isinstance(v, str) else v)
+        self.rows += n
+
+    def frame(self) -> pl.DataFrame:
+        return pl.DataFrame(self.cols, schema=self.schema)
+
+
+def build_frame(
+    parsed: ParsedText,
+    ep: ScrapeEndpoint,
+    extras: Sequence[str],
+    *,
+    timestamp_ns: int,
+    time_since_start: float,
+) -> pl.DataFrame:
+    """`build_batch` as a DataFrame (for tests and one-off use; the scraper buffers batches)."""
+    buf = ColumnBuffer(extras)
+    buf.append(
+        build_batch(
+            parsed, ep, extras, timestamp_ns=timestamp_ns, time_since_start=time_since_start
+        )
+    )
+    return buf.frame()

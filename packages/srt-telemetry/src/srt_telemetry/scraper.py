@@ -15,13 +15,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import polars as pl
 
 from srt_telemetry.config import ScrapeConfig, ScrapeEndpoint
 from srt_telemetry.errors import ParseError, StorageError
+from srt_telemetry.httpget import FetchError, Getter
 from srt_telemetry.promtext import parse_text
-from srt_telemetry.rows import build_frame, extra_columns, frame_schema
+from srt_telemetry.rows import build_batch, extra_columns, frame_schema
 from srt_telemetry.segments import (
     SegmentWriter,
     compact_segments,
@@ -89,12 +89,10 @@ class _Clock:
         return self.wall0_ns + int(elapsed * 1e9), elapsed
 
 
-def _fetch(client: httpx.Client, url: str) -> str:
-    if url.startswith("file://"):
+def _fetch(getter: Getter | None, url: str) -> str:
+    if getter is None:  # file:// endpoint
         return Path(url.removeprefix("file://")).read_text()
-    resp = client.get(url)
-    resp.raise_for_status()
-    return resp.text
+    return getter.get()
 
 
 class _EndpointLoop(threading.Thread):
@@ -113,15 +111,17 @@ class _EndpointLoop(threading.Thread):
         super().__init__(name=f"scrape-{ep.name}", daemon=True)
         self.ep, self.extras, self.writer, self.lock = ep, extras, writer, lock
         self.stop, self.clock, self.stats, self.timeout = stop, clock, stats, timeout
+        self.getter = None if ep.url.startswith("file://") else Getter(ep.url, timeout)
 
     def run(self) -> None:
         ep = self.ep
         interval = ep.collect_interval_ms / 1000.0
-        with httpx.Client(timeout=self.timeout, follow_redirects=False) as client:
+        getter = self.getter
+        try:
             start = time.monotonic()
             k = 0
             while not self.stop.is_set():
-                self.scrape_once(client)
+                self.scrape_once(getter)
                 k += 1
                 nxt = start + k * interval
                 now = time.monotonic()
@@ -129,26 +129,29 @@ class _EndpointLoop(threading.Thread):
                     k += int((now - nxt) / interval) + 1
                     nxt = start + k * interval
                 self.stop.wait(nxt - now if nxt > now else 0)
+        finally:
+            if getter is not None:
+                getter.close()
 
-    def scrape_once(self, client: httpx.Client) -> None:
+    def scrape_once(self, getter: Getter | None) -> None:
         ep = self.ep
         ts0, t0 = self.clock.now()
         try:
-            body = _fetch(client, ep.url)
+            body = _fetch(getter, ep.url)
             ts1, t1 = self.clock.now()
-            frame = build_frame(
+            batch = build_batch(
                 parse_text(body),
                 ep,
                 self.extras,
                 timestamp_ns=(ts0 + ts1) // 2,
                 time_since_start=(t0 + t1) / 2,
             )
-        except (httpx.HTTPError, OSError, ParseError, ValueError) as exc:
+        except (FetchError, OSError, ParseError, ValueError) as exc:
             self.stats.errors[ep.name] = self.stats.errors.get(ep.name, 0) + 1
             log.warning("endpoint %s (%s): %s: %s", ep.name, ep.url, type(exc).__name__, exc)
             return
         with self.lock:
-            self.writer.append(frame)
+            self.writer.append(batch)
         self.stats.scrapes[ep.name] = self.stats.scrapes.get(ep.name, 0) + 1
 
 
@@ -174,6 +177,9 @@ def compact_rows(path: Path) -> int:
 
 def run_scraper(config: ScrapeConfig, stop: threading.Event) -> ScrapeStats:
     """Scrape until `stop` is set, then flush, compact and publish `final.parquet`."""
+    for ep in config.endpoints:  # reject bad URLs before anything is created on disk
+        if not ep.url.startswith("file://"):
+            Getter(ep.url, config.request_timeout_seconds).close()
     storage, local = prepare_storage(config)
     extras = extra_columns(config.endpoints)
     writer = SegmentWriter(local, extras, rows_per_parquet=config.rows_per_parquet)

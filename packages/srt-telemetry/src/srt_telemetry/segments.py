@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from srt_telemetry.errors import StorageError
-from srt_telemetry.rows import frame_schema
+from srt_telemetry.rows import ColumnBuffer, RowBatch
 
 __all__ = [
     "SegmentWriter",
@@ -128,37 +128,31 @@ class SegmentWriter:
 
     def __init__(self, local_dir: Path, extras: Sequence[str], *, rows_per_parquet: int) -> None:
         self.local_dir = local_dir
-        self.schema = frame_schema(extras)
         self.rows_per_parquet = rows_per_parquet
-        self._frames: list[pl.DataFrame] = []
-        self._rows = 0
+        self._buffer = ColumnBuffer(extras)
         self._next = _next_number(local_dir)
         self.rows_written = 0
         self.segments_sealed = 0
 
     @property
     def buffered_rows(self) -> int:
-        return self._rows
+        return self._buffer.rows
 
-    def append(self, frame: pl.DataFrame) -> None:
+    def append(self, batch: RowBatch) -> None:
         """Buffer one batch; seals a segment once `rows_per_parquet` rows are buffered."""
-        if frame.height == 0:
-            return
-        self._frames.append(frame)
-        self._rows += frame.height
-        if self._rows >= self.rows_per_parquet:
+        self._buffer.append(batch)
+        if self._buffer.rows >= self.rows_per_parquet:
             self.seal()
 
     def seal(self) -> Path | None:
         """Write the buffer as the next `out-N.parquet`; returns its path (None if empty)."""
-        if not self._frames:
+        if self._buffer.rows == 0:
             return None
-        frame = pl.concat(self._frames, how="vertical")
+        frame = self._buffer.frame()
+        self._buffer.clear()
         dest = self.local_dir / f"out-{self._next}.parquet"
         write_parquet_atomic(frame, dest)
         self._next += 1
-        self._frames = []
-        self._rows = 0
         self.rows_written += frame.height
         self.segments_sealed += 1
         return dest
