@@ -4,7 +4,7 @@ It answers every completion or chat request at once with a fixed stream, so a be
 measures the client, not the server. Behaviours cover the shapes real servers produce: one token
 per chunk, tokens only in `usage` (the Dynamo mocker 1.6.1 trap), no `usage` at all, failures.
 
-Run it as a process: `python -m srt_bench.testing.fixed_server --port 18080 --tokens 64`.
+Run it as a process: `python -m srt_bench.testing --port 18080 --tokens 64`.
 """
 
 from __future__ import annotations
@@ -272,7 +272,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     behaviour = ServerBehaviour(mode=args.mode, output_tokens=args.tokens)
     asyncio.run(_serve(behaviour, args.port))
-
-
-if __name__ == "__main__":
-    main()
