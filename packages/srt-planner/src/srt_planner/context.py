@@ -56,7 +56,8 @@ def frontend_type_of(recipe: Recipe) -> FrontendType:
         if recipe.frontend.type == name:
             return name
     raise PlanningError(
-        f"$.frontend.type: {recipe.frontend.type!r} is not one of {', '.join(FRONTEND_TYPES)}"
+        f"$.frontend.type: Unknown frontend.type {recipe.frontend.type!r}. "
+        f"Available: {', '.join(FRONTEND_TYPES)}"
     )
 
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 import msgspec
 
+from srt_planner._recipe import engine_of, resolve_roles
 from srt_planner.context import PlanContext
 from srt_planner.discovery import discovery_env, needs_etcd, needs_nats
 from srt_planner.engines.base import WorkerProcess
@@ -27,19 +28,34 @@ from srt_planner.ports import (
     NATS_PORT,
 )
 from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
-from srt_schema.recipe import ServiceConfig, ServicePlacementConfig
+from srt_schema.recipe import ServiceConfig, ServicePlacementConfig, VLLMBackend
 
 __all__ = ["build_services", "effective_services"]
 
 _INFRA = frozenset({"etcd", "nats"})
-_BEFORE_WORKERS = frozenset({"mooncake-master", "mooncake-store", "ray", "gms"})
-_CRITICAL = frozenset({"etcd", "nats", "mooncake-master", "mooncake-store", "ray", "gms"})
-_WORKER_PLACED = frozenset({"dcgm-exporter", "node-exporter", "mooncake-store"})
+_BEFORE_WORKERS = frozenset({"mooncake-master", "mooncake-store", "ray", "gms", "lmcache-server"})
+_CRITICAL = frozenset(
+    {"etcd", "nats", "mooncake-master", "mooncake-store", "ray", "gms", "lmcache-server"}
+)
+_WORKER_PLACED = frozenset({"dcgm-exporter", "node-exporter", "mooncake-store", "lmcache-server"})
+LMCACHE_RPC_PORT = 8750
+LMCACHE_HTTP_PORT = 8751
+RAY_PORT = 6379
 
 
 class _Instance(msgspec.Struct, frozen=True, kw_only=True):
     node: str
     worker: WorkerProcess | None = None
+
+
+def _uses_lmcache_mp(ctx: PlanContext) -> bool:
+    for role in resolve_roles(ctx.recipe):
+        engine = engine_of(ctx.recipe, role.name)
+        if isinstance(engine, VLLMBackend):
+            name = role.config.args.get("connector", engine.connector)
+            if name == "lmcache-mp":
+                return True
+    return False
 
 
 def effective_services(ctx: PlanContext) -> tuple[tuple[ServiceConfig, str | None], ...]:
@@ -50,6 +66,13 @@ def effective_services(ctx: PlanContext) -> tuple[tuple[ServiceConfig, str | Non
         implied.append((ServiceConfig(name="etcd", type="etcd"), "frontend.type dynamo"))
     if needs_nats(ctx.recipe):
         implied.append((ServiceConfig(name="nats", type="nats"), "a nats request/event plane"))
+    if _uses_lmcache_mp(ctx):
+        implied.append(
+            (
+                ServiceConfig(name="lmcache-server", type="lmcache-server"),
+                "vLLM connector lmcache-mp",
+            )
+        )
     out: list[tuple[ServiceConfig, str | None]] = []
     for service, reason in implied:
         replacement = declared.get(service.name)
@@ -134,8 +157,27 @@ def _instances(
     ]
 
 
-def _kind_command(ctx: PlanContext, service: ServiceConfig, data: str) -> tuple[str, ...]:
+def _kind_command(
+    ctx: PlanContext, service: ServiceConfig, data: str, instance: int, first: str
+) -> tuple[str, ...]:
     match service.type:
+        case "lmcache-server" if service.command is None:
+            return (
+                "lmcache",
+                "server",
+                "--host",
+                "0.0.0.0",
+                "--port",
+                str(LMCACHE_RPC_PORT),
+                "--http-host",
+                "0.0.0.0",
+                "--http-port",
+                str(LMCACHE_HTTP_PORT),
+            )
+        case "ray" if service.command is None:
+            if instance == 0:
+                return ("ray", "start", "--head", f"--port={RAY_PORT}", "--block")
+            return ("ray", "start", f"--address={ctx.address(first)}:{RAY_PORT}", "--block")
         case "etcd":
             infra = ctx.address(ctx.carving.infra)
             return (
@@ -163,7 +205,7 @@ def _kind_command(ctx: PlanContext, service: ServiceConfig, data: str) -> tuple[
             if service.command is None:
                 raise PlanningError(
                     f"$.services[{service.name}].command: a {service.type!r} service needs a "
-                    "command (only etcd, nats and mooncake-master have a built-in one)"
+                    "command (built-in ones: etcd, nats, mooncake-master, lmcache-server, ray)"
                 )
             return service.command
 
@@ -180,6 +222,10 @@ def _kind_ports(service: ServiceConfig) -> dict[str, int]:
                 "http": MOONCAKE_HTTP_PORT,
                 "metrics": MOONCAKE_METRICS_PORT,
             }
+        case "lmcache-server":
+            return {"rpc": LMCACHE_RPC_PORT, "http": LMCACHE_HTTP_PORT}
+        case "ray":
+            return {"gcs": RAY_PORT}
         case _:
             return {}
 
@@ -192,6 +238,14 @@ def _readiness(
     infra = service.type in _INFRA
     timeout = float(config.timeout_seconds if config else (300 if infra else 120))
     interval = float(config.interval_seconds if config else 2)
+    if config is None and service.type == "lmcache-server":
+        return HttpProbe(
+            host=host,
+            port=LMCACHE_HTTP_PORT,
+            path="/healthcheck",
+            timeout_seconds=timeout,
+            interval_seconds=interval,
+        )
     if config is None:
         first = next(iter(ports.values()), None)
         if first is None:
@@ -304,9 +358,9 @@ def build_services(
             files.append(GeneratedFile(path="nats.conf", content="\n".join(conf) + "\n"))
         instances = _instances(ctx, service, workers)
         many = len(instances) > 1
-        command = _kind_command(ctx, service, data) + service.args
         kind_ports = _kind_ports(service)
         for index, instance in enumerate(instances):
+            command = _kind_command(ctx, service, data, index, instances[0].node) + service.args
             values = _placeholders(ctx, service, instance, index)
             argv = tuple(render_placeholders(part, values) for part in command)
             rendered = {k: render_placeholders(v, values) for k, v in service.env.items()}
@@ -350,7 +404,7 @@ def build_services(
                     index=index,
                     nodes=(instance.node,),
                     gpus=worker.gpus if worker is not None else (),
-                    ports=dict(kind_ports),
+                    ports={} if service.type == "ray" and index > 0 else dict(kind_ports),
                     env=env,
                     argv=argv,
                     preamble=preamble,
