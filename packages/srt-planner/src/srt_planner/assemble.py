@@ -24,6 +24,7 @@ from srt_planner.plan import GeneratedFile, HttpProbe, JobPlan, NodeRoles, Proce
 from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator, check_port_conflicts
 from srt_planner.services import build_services
 from srt_planner.srun import SrunStep, render_srun
+from srt_planner.telemetry import build_telemetry
 from srt_planner.topology import expand_processes, plan_endpoints
 from srt_planner.workers import build_workers
 from srt_schema.cluster import ClusterConfig
@@ -205,11 +206,18 @@ def plan_job(
     workers, worker_files = build_workers(ctx, expanded)
     frontends, frontend_files = build_frontends(ctx, routers, layout)
     bench, bench_files, bench_config = build_benchmark(ctx, layout, routers, flat)
-    processes = [*setup, *services, *workers, *frontends, *bench]
+    telemetry, telemetry_files = build_telemetry(ctx, [*services, *workers, *frontends])
+    processes = [*setup, *services, *workers, *frontends, *telemetry, *bench]
     processes.sort(key=lambda spec: _PHASES.index(spec.phase))
     _validate(processes, nodes, ctx.local)
     files: dict[str, GeneratedFile] = {}
-    for generated in [*service_files, *worker_files, *frontend_files, *bench_files]:
+    for generated in [
+        *service_files,
+        *worker_files,
+        *frontend_files,
+        *telemetry_files,
+        *bench_files,
+    ]:
         files[generated.path] = generated
     return JobPlan(
         job_id=job_id,

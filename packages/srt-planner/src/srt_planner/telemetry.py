@@ -1,0 +1,115 @@
+"""The Tachometer metrics scraper as a plan process (``srt-telemetry scrape``).
+
+Collects on every run unless ``observability.tachometer.enabled: false``. Endpoints: every worker
+process's metrics (Dynamo: the system port; native servers: their HTTP port), every frontend,
+and each service's declared ``metrics``. The config file matches srt-telemetry's ``ScrapeConfig``.
+The scraper runs on the bench node's bare host (srt-telemetry is installed on compute nodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from srt_planner.context import PlanContext
+from srt_planner.plan import GeneratedFile, ProcessSpec
+from srt_planner.srun import SrunStep, render_srun
+from srt_schema.recipe import ServiceMetricsConfig
+
+__all__ = ["TACHOMETER_CONFIG", "build_telemetry"]
+
+TACHOMETER_CONFIG = "tachometer_config.json"
+
+
+def _endpoint(name: str, url: str, interval: int, node: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "url": url,
+        "collect_interval_ms": interval,
+        "node_metadata": {"node": node},
+    }
+
+
+def _service_metrics(spec: ProcessSpec, ctx: PlanContext) -> list[tuple[str, str]]:
+    by_name = {s.name: s for s in ctx.recipe.services}
+    service = by_name.get(spec.role)
+    if service is None:
+        return []
+    metrics = service.metrics
+    entries: tuple[ServiceMetricsConfig, ...] = (
+        (metrics,) if isinstance(metrics, ServiceMetricsConfig) else metrics
+    )
+    out = []
+    for entry in entries:
+        if entry.nodes == "first" and spec.index > 0:
+            continue
+        label = entry.name or service.name
+        node = spec.nodes[0]
+        url = f"http://{ctx.address(node)}:{entry.port}{entry.path}"
+        out.append((f"{label}_{node}", url))
+    return out
+
+
+def build_telemetry(
+    ctx: PlanContext, processes: Sequence[ProcessSpec]
+) -> tuple[list[ProcessSpec], list[GeneratedFile]]:
+    tachometer = ctx.recipe.observability.tachometer
+    if tachometer.enabled is False:
+        return [], []
+    interval = tachometer.collect_interval_ms
+    endpoints: list[dict[str, Any]] = []
+    for spec in processes:
+        node = spec.nodes[0] if spec.nodes else ""
+        match spec.kind:
+            case "worker":
+                port = spec.ports.get("sys") if ctx.dynamo_workers else spec.ports.get("http")
+                if port:
+                    url = f"http://{ctx.address(node)}:{port}/metrics"
+                    endpoints.append(_endpoint(spec.name, url, interval, node))
+            case "frontend":
+                port = spec.ports.get("http")
+                if port:
+                    url = f"http://{ctx.address(node)}:{port}/metrics"
+                    endpoints.append(_endpoint(spec.name, url, interval, node))
+            case "service":
+                for name, url in _service_metrics(spec, ctx):
+                    endpoints.append(_endpoint(name, url, interval, node))
+            case _:
+                pass
+    if not endpoints:
+        return [], []
+    config = {
+        "storage": f"{ctx.in_log_dir}/{tachometer.storage_subdir}",
+        "local_dir": f"/tmp/srt-{ctx.job_id}/{tachometer.storage_subdir}",
+        "endpoints": endpoints,
+        "sync_interval_secs": float(tachometer.sync_interval_secs),
+        "shutdown_grace_secs": tachometer.shutdown_grace_secs,
+    }
+    content = msgspec.json.encode(config).decode() + "\n"
+    node = ctx.carving.bench
+    argv = ("srt-telemetry", "scrape", "--config", f"{ctx.log_dir}/{TACHOMETER_CONFIG}")
+    step = SrunStep(
+        step_name="tachometer",
+        nodes=(node,),
+        log_path=ctx.log_path("tachometer.out"),
+        options=dict(ctx.recipe.srun_options),
+        het_group=0 if ctx.carving.het_prefill is not None else None,
+    )
+    spec = ProcessSpec(
+        name="tachometer",
+        kind="telemetry",
+        role="tachometer",
+        nodes=(node,),
+        env={"POLARS_MAX_THREADS": str(tachometer.compaction_threads)},
+        argv=argv,
+        srun_argv=() if ctx.local else render_srun(step, argv, job_id=ctx.job_id),
+        log_file="tachometer.out",
+        phase="telemetry",
+        critical=False,
+        stop_grace_seconds=tachometer.shutdown_grace_secs,
+        stop_tier=0,
+        het_group=step.het_group,
+    )
+    return [spec], [GeneratedFile(path=TACHOMETER_CONFIG, content=content)]
