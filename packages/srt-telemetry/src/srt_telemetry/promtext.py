@@ -62,7 +62,26 @@ def _unescape(raw: str) -> str:
     return "".join(out)
 
 
+_NAME = r"[a-zA-Z_][a-zA-Z0-9_]*"
+_VALUE = r'[^"\\]*(?:\\.[^"\\]*)*'
+_ONE = rf'[ \t]*{_NAME}[ \t]*=[ \t]*"{_VALUE}"[ \t]*'
+_LABEL_PAIR = re.compile(rf'({_NAME})[ \t]*=[ \t]*"({_VALUE})"')
+_LABEL_TEXT = re.compile(rf"(?:{_ONE},)*(?:{_ONE},?)?[ \t]*")
+
+
 def _parse_labels_uncached(text: str) -> Labels:
+    """Two C-level regex passes (validate the whole text, then collect the pairs) when the label
+    text is well formed; the careful loop `_parse_labels_slow` (which also produces the exact
+    error message) otherwise."""
+    if _LABEL_TEXT.fullmatch(text):
+        pairs: list[tuple[str, str]] = _LABEL_PAIR.findall(text)
+        if "\\" in text:
+            pairs = [(k, _unescape(v) if "\\" in v else v) for k, v in pairs]
+        return tuple(pairs)
+    return _parse_labels_slow(text)
+
+
+def _parse_labels_slow(text: str) -> Labels:
     out: list[tuple[str, str]] = []
     i = 0
     n = len(text)
