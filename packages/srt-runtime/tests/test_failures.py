@@ -6,7 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rt_plans import execute, fake, free_port, plan, read_trace, spec, write_routes
+from rt_plans import (
+    awaits,
+    execute,
+    fake,
+    free_port,
+    plan,
+    read_trace,
+    spec,
+    sweep_log,
+    write_routes,
+)
 
 from srt_planner.plan import HealthGate, HttpProbe, LogProbe, TcpProbe
 
@@ -28,14 +38,14 @@ def test_a_critical_worker_exit_aborts_the_run_with_a_diagnosis(job_dir: Path, t
         spec("setup", fake("exit", 0), kind="service", phase="host_setup"),
         spec(
             "decode_0_node-02",
-            fake("say", "loading", "sleep", 0.3, "say", "boom", "exit", 3),
+            fake("say", "loading", *awaits(trace, "benchmark start", 1), "say", "boom", "exit", 3),
             role="decode",
             node="node-02",
             log_file="node-02_decode_w0.out",
         ),
         spec(
             "benchmark",
-            fake("trace", trace, "on-term", "forever"),
+            fake("on-term", "trace", trace, "forever"),
             kind="benchmark",
             phase="benchmark",
         ),
@@ -133,18 +143,31 @@ def test_non_critical_exits_and_fatal_lines_only_log(job_dir: Path) -> None:
             critical=False,
             fatal_log_patterns=("FATAL",),
         ),
-        spec("benchmark", fake("sleep", 0.6, "exit", 0), kind="benchmark", phase="benchmark"),
+        spec(
+            "benchmark",
+            fake(*awaits(sweep_log(job_dir), "Non-critical decode_", 2), "exit", 0),
+            kind="benchmark",
+            phase="benchmark",
+        ),
     )
 
     run = execute(job_plan, job_dir)
 
     assert run.exit_code == 0, run.diagnosis
+    sweep = sweep_log(job_dir).read_text()
+    assert "Non-critical decode_1 on node-01 exited with code 5; see" in sweep
+    assert "Non-critical decode_2 on node-01 printed a fatal line: FATAL" in sweep
 
 
 def test_a_critical_exit_with_code_zero_is_not_a_failure(job_dir: Path) -> None:
     job_plan = plan(
         spec("agg_0", fake("exit", 0), role="agg"),
-        spec("benchmark", fake("sleep", 0.4, "exit", 0), kind="benchmark", phase="benchmark"),
+        spec(
+            "benchmark",
+            fake(*awaits(sweep_log(job_dir), "agg_0 on node-01 exited with code 0", 1)),
+            kind="benchmark",
+            phase="benchmark",
+        ),
     )
 
     assert execute(job_plan, job_dir).exit_code == 0
@@ -232,7 +255,7 @@ def test_the_health_gate_gives_up_at_its_deadline(tmp_path: Path, job_dir: Path)
         spec("benchmark", fake("exit", 0), kind="benchmark", phase="benchmark"),
         health=HealthGate(
             family="dynamo",
-            url=f"http://127.0.0.1:{port}",
+            url=f"http://127.0.0.1:{port}/health",
             expected_decode=2,
             max_attempts=3,
             interval_seconds=0.2,
@@ -243,7 +266,7 @@ def test_the_health_gate_gives_up_at_its_deadline(tmp_path: Path, job_dir: Path)
 
     assert run.exit_code == 1
     assert (
-        f"  reason: Server did not become healthy: dynamo gate at http://127.0.0.1:{port} "
+        f"  reason: Server did not become healthy: dynamo gate at http://127.0.0.1:{port}/health "
         "not ready after 0.6 s (3 x 0.2 s); last: Model is not ready, waiting for 0 "
         "prefills and 2 decodes. Have 0 prefills and 0 decodes."
     ) in run.diagnosis
@@ -324,20 +347,29 @@ def test_cleanup_escalates_to_kill_and_stops_tiers_in_order(job_dir: Path, trace
     job_plan = plan(
         spec(
             "service_etcd",
-            fake("trace", trace, "on-term", "forever"),
+            fake("on-term", "trace", trace, "forever"),
             kind="service",
             phase="infra",
             stop_tier=2,
         ),
-        spec("agg_0", fake("trace", trace, "on-term", "forever")),
-        spec("stubborn", fake("ignore-term", "child", "forever"), stop_grace_seconds=0.3),
+        spec("agg_0", fake("on-term", "trace", trace, "forever")),
+        spec(
+            "stubborn",
+            fake("ignore-term", "child", "trace", trace, "forever"),
+            stop_grace_seconds=0.3,
+        ),
         spec(
             "frontend_0",
-            fake("trace", trace, "on-term", "forever"),
+            fake("on-term", "trace", trace, "forever"),
             kind="frontend",
             phase="frontends",
         ),
-        spec("benchmark", fake("sleep", 0.5, "exit", 0), kind="benchmark", phase="benchmark"),
+        spec(
+            "benchmark",
+            fake(*awaits(trace, " start", 4), "exit", 0),
+            kind="benchmark",
+            phase="benchmark",
+        ),
     )
 
     run = execute(job_plan, job_dir)

@@ -67,14 +67,12 @@ def server() -> Iterator[tuple[str, Routes]]:
 
 
 def _gate(family: Any, url: str, prefill: int = 0, decode: int = 0) -> HealthGate:
-    return HealthGate(
-        family=family, url=url + "/", expected_prefill=prefill, expected_decode=decode
-    )
+    return HealthGate(family=family, url=url, expected_prefill=prefill, expected_decode=decode)
 
 
 def test_dynamo_gate(server: tuple[str, Routes]) -> None:
     url, routes = server
-    gate = _gate("dynamo", url, prefill=1, decode=1)
+    gate = _gate("dynamo", url + "/health", prefill=1, decode=1)
     with httpx.Client() as client:
         routes["/health"] = (200, {"instances": [{"component": "prefill", "endpoint": "generate"}]})
         assert check_health(gate, client) == (
@@ -102,7 +100,7 @@ def test_dynamo_gate(server: tuple[str, Routes]) -> None:
 
 def test_router_gate(server: tuple[str, Routes]) -> None:
     url, routes = server
-    gate = _gate("router", url, decode=2)
+    gate = _gate("router", url + "/workers", decode=2)
     routes["/workers"] = (200, {"stats": {"regular_count": 2}})
     with httpx.Client() as client:
         assert check_health(gate, client)[0] is True
@@ -110,7 +108,7 @@ def test_router_gate(server: tuple[str, Routes]) -> None:
 
 def test_direct_gate_needs_health_and_a_model(server: tuple[str, Routes]) -> None:
     url, routes = server
-    gate = _gate("direct", url)
+    gate = _gate("direct", url + "/health")
     with httpx.Client() as client:
         assert check_health(gate, client) == (False, f"{url}/health answered 404")
         routes["/health"] = (200, b"")
@@ -124,9 +122,9 @@ def test_trtllm_serve_gate_and_an_unreachable_server(server: tuple[str, Routes])
     url, routes = server
     routes["/health"] = (200, b"")
     with httpx.Client() as client:
-        assert check_health(_gate("trtllm_serve", url), client)[0] is True
-        dead = _gate("trtllm_serve", "http://127.0.0.1:1")
+        assert check_health(_gate("trtllm_serve", url + "/health"), client)[0] is True
+        dead = _gate("trtllm_serve", "http://127.0.0.1:1/health")
         assert check_health(dead, client) == (
             False,
-            "http://127.0.0.1:1 not reachable (ConnectError)",
+            "http://127.0.0.1:1/health not reachable (ConnectError)",
         )

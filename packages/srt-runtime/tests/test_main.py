@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rt_plans import fake, plan, read_trace, spec, wait_for_text
+from rt_plans import awaits, fake, plan, read_trace, spec, wait_for_text
 
 from srt_planner.plan import JobPlan
 from srt_runtime.plan_io import read_plan, write_plan
@@ -81,10 +81,18 @@ def test_a_failed_run_ends_its_output_and_sweep_log_with_the_diagnosis(job_dir: 
 
 def test_sigterm_stops_the_run_cleans_up_and_exits_1(job_dir: Path, trace: Path) -> None:
     job_plan = plan(
-        spec("agg_0", fake("trace", trace, "on-term", "forever"), role="agg"),
+        spec("agg_0", fake("on-term", "trace", trace, "forever"), role="agg"),
         spec(
             "benchmark",
-            fake("trace", trace, "on-term", "say", "running", "forever"),
+            fake(
+                "on-term",
+                "trace",
+                trace,
+                *awaits(trace, "agg_0 start", 1),
+                "say",
+                "running",
+                "forever",
+            ),
             kind="benchmark",
             phase="benchmark",
         ),
@@ -120,4 +128,15 @@ def test_a_plan_that_does_not_decode_is_named(job_dir: Path) -> None:
     assert proc.returncode == 1
     assert proc.stderr == (
         f"srt_runtime: {bad}: not a valid JobPlan: Expected `str`, got `int` - at `$.job_id`\n"
+    )
+
+
+def test_without_a_plan_outside_slurm_the_run_is_refused(job_dir: Path) -> None:
+    proc = _start(job_dir, None)
+    _, err = proc.communicate(timeout=60)
+
+    assert proc.returncode == 1
+    assert err == (
+        "srt_runtime: Not running in SLURM: SLURM_JOB_ID is not set; run inside an allocation, "
+        "or pass an already-planned job with --plan <plan.json>\n"
     )

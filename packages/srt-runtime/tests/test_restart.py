@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from rt_fakes import FakeClock
-from rt_plans import execute, fake, plan, read_trace, spec
+from rt_plans import awaits, execute, fake, plan, read_trace, spec, sweep_log
 
 from srt_planner.plan import RestartSpec
 from srt_runtime.restart import backoff_for, decide
@@ -85,7 +85,7 @@ def test_restarts_back_off_then_exhaust_and_a_critical_worker_fails_the_run(
     ]
     for event in events[:2]:
         waited = _seconds(event["relaunched_at"]) - _seconds(event["exited_at"])
-        assert waited >= event["backoff_seconds"]
+        assert waited >= event["backoff_seconds"] - 0.001  # timestamps have millisecond precision
     logs = job_dir / "logs"
     assert (logs / "node-01_decode_w0.out.1").read_text() == "crash\n"
     assert (logs / "node-01_decode_w0.out.2").read_text() == "crash\n"
@@ -100,7 +100,12 @@ def test_exhaustion_of_a_non_critical_worker_leaves_the_run_alive(job_dir: Path)
     restart = RestartSpec(policy="on-failure", max_restarts=1, backoff_seconds=5)
     job_plan = plan(
         spec("decode_0", fake("exit", 3), role="decode", restart=restart, critical=False),
-        spec("benchmark", fake("sleep", 1.0, "exit", 0), kind="benchmark", phase="benchmark"),
+        spec(
+            "benchmark",
+            fake(*awaits(sweep_log(job_dir), "decode_0: restart budget spent", 1)),
+            kind="benchmark",
+            phase="benchmark",
+        ),
     )
 
     run = execute(job_plan, job_dir, clock=FakeClock())
@@ -119,7 +124,12 @@ def test_a_worker_that_recovers_after_one_restart(tmp_path: Path, job_dir: Path)
             role="agg",
             restart=restart,
         ),
-        spec("benchmark", fake("sleep", 1.0, "exit", 0), kind="benchmark", phase="benchmark"),
+        spec(
+            "benchmark",
+            fake(*awaits(job_dir / "logs" / "agg_0.out", "serving", 1)),
+            kind="benchmark",
+            phase="benchmark",
+        ),
     )
     clock = FakeClock()
 
@@ -138,7 +148,12 @@ def test_on_failure_releases_a_clean_exit(job_dir: Path) -> None:
     restart = RestartSpec(policy="on-failure", backoff_seconds=1)
     job_plan = plan(
         spec("agg_0", fake("exit", 0), role="agg", restart=restart),
-        spec("benchmark", fake("sleep", 0.5, "exit", 0), kind="benchmark", phase="benchmark"),
+        spec(
+            "benchmark",
+            fake(*awaits(sweep_log(job_dir), "agg_0 on node-01 exited with code 0", 1)),
+            kind="benchmark",
+            phase="benchmark",
+        ),
     )
 
     run = execute(job_plan, job_dir, clock=FakeClock())
@@ -155,16 +170,17 @@ def test_a_fatal_line_restarts_the_endpoint_and_its_sibling_ranks(
     job_plan = plan(
         spec(
             "prefill_0_node-01",
-            fake("trace", trace, "on-term", "forever"),
+            fake("on-term", "trace", trace, "forever"),
             role="prefill",
             restart=restart,
         ),
         spec(
             "prefill_0_node-02",
             fake(
+                "on-term",
                 "trace",
                 trace,
-                "on-term",
+                *awaits(trace, "prefill_0_node-01 start", 1),
                 "say-once",
                 tmp_path / "once",
                 "RuntimeError: NCCL failure",
@@ -175,7 +191,12 @@ def test_a_fatal_line_restarts_the_endpoint_and_its_sibling_ranks(
             restart=restart,
             fatal_log_patterns=("NCCL failure",),
         ),
-        spec("benchmark", fake("sleep", 1.5, "exit", 0), kind="benchmark", phase="benchmark"),
+        spec(
+            "benchmark",
+            fake(*awaits(trace, " start", 4), "exit", 0),
+            kind="benchmark",
+            phase="benchmark",
+        ),
     )
 
     run = execute(job_plan, job_dir, clock=FakeClock())

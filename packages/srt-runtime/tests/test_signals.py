@@ -86,7 +86,7 @@ def _full_plan(tmp_path: Path, trace: Path, stage: str) -> JobPlan:
         *processes,
         health=HealthGate(
             family="dynamo",
-            url=f"http://127.0.0.1:{port}",
+            url=f"http://127.0.0.1:{port}/health",
             expected_decode=1,
             max_attempts=100,
             interval_seconds=1.0,

@@ -99,7 +99,7 @@ def test_every_stage_runs_in_order_and_the_run_succeeds(
         ),
         health=HealthGate(
             family="dynamo",
-            url=f"http://127.0.0.1:{fe_port}",
+            url=f"http://127.0.0.1:{fe_port}/health",
             expected_decode=1,
             max_attempts=40,
             interval_seconds=0.5,

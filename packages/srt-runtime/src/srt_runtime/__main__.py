@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -31,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one job (the in-allocation supervisor)")
     run.add_argument("--job-dir", type=Path, required=True, help="<output>/<job_id>")
     run.add_argument("--plan", type=Path, help="an already-planned JobPlan (plan.json)")
+    run.add_argument("--serve-only", action="store_true", help="serve without a benchmark")
     return parser
 
 
@@ -51,7 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     job_dir: Path = args.job_dir.resolve()
     try:
-        plan = read_plan(args.plan) if args.plan else plan_from_job_dir(job_dir)
+        if args.plan is not None:
+            plan = read_plan(args.plan)
+        else:
+            plan = plan_from_job_dir(
+                job_dir, os.environ, cwd=Path.cwd(), serve_only=args.serve_only
+            )
     except SupervisorError as exc:
         print(f"srt_runtime: {exc}", file=sys.stderr)
         return 1

@@ -11,7 +11,6 @@ __all__ = [
     "HealthGateError",
     "LaunchError",
     "PlanLoadError",
-    "PlannerUnavailableError",
     "ReadinessError",
     "StageError",
     "SupervisorError",
@@ -24,10 +23,6 @@ class SupervisorError(Exception):
 
 class PlanLoadError(SupervisorError):
     """``plan.json`` is missing or does not decode as a JobPlan."""
-
-
-class PlannerUnavailableError(SupervisorError):
-    """``run`` was asked to plan the job but ``srt_planner.plan_job`` does not exist yet."""
 
 
 class LaunchError(SupervisorError):

@@ -1,13 +1,14 @@
 """The health gate: is the deployment ready to serve the benchmark?
 
-``HealthGate.url`` is the frontend's base URL (``http://host:port``); each family adds its paths:
+``HealthGate.url`` is the endpoint the planner chose for the family (``http://node:8000/health``):
 
-- ``dynamo``: ``GET /health``; count ``instances[]`` whose ``endpoint`` is ``generate`` by
-  ``component`` (``prefill`` -> prefill; ``decode``/``tensorrt_llm``/``backend`` -> decode).
-- ``router``: ``GET /workers``; ``stats.prefill_count`` and ``stats.decode_count +
+- ``dynamo``: ``GET url`` (``/health``); count ``instances[]`` whose ``endpoint`` is ``generate``
+  by ``component`` (``prefill`` -> prefill; ``decode``/``tensorrt_llm``/``backend`` -> decode).
+- ``router``: ``GET url`` (``/workers``); ``stats.prefill_count`` and ``stats.decode_count +
   stats.regular_count``.
-- ``direct``: ``GET /health`` answers 200, then ``GET /v1/models`` lists at least one model.
-- ``trtllm_serve``: ``GET /health`` answers 200.
+- ``direct``: ``GET url`` (``/health``) answers 200, then ``GET /v1/models`` on the same server
+  lists at least one model.
+- ``trtllm_serve``: ``GET url`` answers 200.
 - ``none``: no gate.
 
 Polling starts at 0.25 s and doubles up to ``interval_seconds``; the deadline is
@@ -75,17 +76,16 @@ def _get_json(client: httpx.Client, url: str) -> tuple[int, object]:
 
 def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
     """One attempt: (ready, what we saw)."""
-    base = gate.url.rstrip("/")
+    url = gate.url
     want = f"waiting for {gate.expected_prefill} prefills and {gate.expected_decode} decodes"
     try:
         match gate.family:
             case "dynamo" | "router":
-                path = "/health" if gate.family == "dynamo" else "/workers"
-                status, body = _get_json(client, base + path)
+                status, body = _get_json(client, url)
                 parse = parse_dynamo_health if gate.family == "dynamo" else parse_router_workers
                 counts = parse(body) if status == 200 else None
                 if counts is None:
-                    return False, f"{base}{path} answered {status} without worker counts"
+                    return False, f"{url} answered {status} without worker counts"
                 ready = (
                     counts.prefill >= gate.expected_prefill
                     and counts.decode >= gate.expected_decode
@@ -93,22 +93,23 @@ def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
                 seen = f"Have {counts.prefill} prefills and {counts.decode} decodes."
                 return ready, f"Model is not ready, {want}. {seen}"
             case "direct":
-                status, _ = _get_json(client, base + "/health")
+                status, _ = _get_json(client, url)
                 if status != 200:
-                    return False, f"{base}/health answered {status}"
-                status, body = _get_json(client, base + "/v1/models")
+                    return False, f"{url} answered {status}"
+                models = str(httpx.URL(url).copy_with(path="/v1/models", query=None))
+                status, body = _get_json(client, models)
                 data = body.get("data") if isinstance(body, dict) else None
                 ok = status == 200 and isinstance(data, list) and len(data) > 0
-                return ok, f"{base}/v1/models answered {status} with models {data!r}"
+                return ok, f"{models} answered {status} with models {data!r}"
             case "trtllm_serve":
-                status = client.get(base + "/health", timeout=_REQUEST_TIMEOUT).status_code
-                return status == 200, f"{base}/health answered {status}"
+                status = client.get(url, timeout=_REQUEST_TIMEOUT).status_code
+                return status == 200, f"{url} answered {status}"
             case "none":
                 return True, "no health gate"
             case _:
                 assert_never(gate.family)
     except httpx.HTTPError as exc:
-        return False, f"{base} not reachable ({type(exc).__name__})"
+        return False, f"{url} not reachable ({type(exc).__name__})"
 
 
 def wait_healthy(sup: Supervisor, gate: HealthGate) -> float:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
 
+from srt_planner import PlannerError, expand_hostlist, plan_job
 from srt_planner.plan import JobPlan
-from srt_runtime.errors import PlanLoadError, PlannerUnavailableError
+from srt_runtime.errors import PlanLoadError
+from srt_runtime.facts import read_facts
 from srt_runtime.files import write_atomic
+from srt_schema import ClusterConfig, SchemaError, load_recipe_text, parse_set
+from srt_schema.discovery import find_cluster_config, read_cluster_config
 
 __all__ = ["plan_from_job_dir", "read_plan", "write_plan"]
 
@@ -29,20 +34,37 @@ def write_plan(plan: JobPlan, path: Path) -> None:
     write_atomic(path, msgspec.json.format(msgspec.json.encode(plan)) + b"\n")
 
 
-def plan_from_job_dir(job_dir: Path) -> JobPlan:
-    """Plan the job from its directory: ``read_facts(environ)`` once, then ``plan_job``.
-
-    SEAM (issue 6): ``srt_planner.plan_job`` is being written; until it exists this fails with
-    a clear message and ``run --plan plan.json`` is the way to run an already-planned job.
-    """
+def plan_from_job_dir(
+    job_dir: Path, environ: Mapping[str, str], *, cwd: Path, serve_only: bool = False
+) -> JobPlan:
+    """Plan the job in its allocation: ``read_facts(environ)`` once, the recipe the job was
+    submitted with (``job_dir/config.yaml``), the cluster config, then ``plan_job``."""
+    facts = read_facts(environ)
+    config = job_dir / "config.yaml"
     try:
-        from srt_planner import plan_job  # type: ignore[attr-defined,unused-ignore]
-    except ImportError as exc:
-        raise PlannerUnavailableError(
-            f"cannot plan the job in {job_dir}: srt_planner.plan_job does not exist yet in this "
-            "build; run an already-planned job with --plan <plan.json>"
+        text = config.read_text()
+    except FileNotFoundError as exc:
+        raise PlanLoadError(
+            f"{config}: the job directory has no config.yaml (srtctl writes it at submit)"
         ) from exc
-    raise PlannerUnavailableError(  # pragma: no cover - wired when plan_job lands
-        f"srt_planner.plan_job ({plan_job!r}) exists but run_job is not wired to it yet; "
-        "pass --plan <plan.json>"
-    )
+    overrides = (parse_set(f"setup_script={facts.setup_script}"),) if facts.setup_script else ()
+    try:
+        found = find_cluster_config(cwd, environ)
+        cluster = read_cluster_config(found) if found is not None else ClusterConfig()
+        jobs = load_recipe_text(text, file=str(config), cluster=cluster, overrides=overrides)
+        if len(jobs) != 1:
+            raise PlanLoadError(
+                f"{config}: yields {len(jobs)} jobs; a job directory holds one resolved job"
+            )
+        het = tuple(expand_hostlist(g) for g in facts.het_groups) or None
+        return plan_job(
+            jobs[0].recipe,
+            cluster,
+            facts.nodelist,
+            facts.job_id,
+            het_groups=het,
+            log_dir=str(job_dir / "logs"),
+            serve_only=serve_only,
+        )
+    except (SchemaError, PlannerError) as exc:
+        raise PlanLoadError(f"cannot plan job {facts.job_id} from {config}: {exc}") from exc

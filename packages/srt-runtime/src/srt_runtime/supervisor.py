@@ -273,7 +273,7 @@ class Supervisor:
             node=proc.node,
             attempt=ep.restarts + 1,
             exit_code=code,
-            exited_at=iso_utc(self.clock.wall()),
+            exited_at=iso_utc(self.clock.wall() - (self.clock.monotonic() - at)),
             outcome="scheduled",
             crash_log=str(proc.log_path),
             reason=line,

@@ -11,6 +11,8 @@ Usage: ``python proc.py STEP [ARG...] [STEP ...]``; steps run in order:
 - ``exit CODE``
 - ``fail-once FILE CODE`` exit CODE if FILE does not exist yet (creating it), else go on
 - ``say-once FILE TEXT`` print TEXT if FILE does not exist yet (creating it)
+- ``await FILE HEX COUNT`` wait (up to 60 s, else exit 99) until FILE holds the text HEX (hex
+  encoded, so a log line showing this command line never matches itself) COUNT times
 - ``tcp PORT`` listen on 127.0.0.1:PORT (accepting in the background)
 - ``http PORT ROUTES`` serve GET on 127.0.0.1:PORT from the JSON file ROUTES
   ``{"/path": [status, body], ...}``, re-read on each request; a request for a path listed in
@@ -121,6 +123,16 @@ def main(argv: list[str]) -> int:
             if not marker.exists():
                 marker.write_text("said once\n")
                 print(text, flush=True)
+        elif step == "await":
+            path, text = Path(argv[i]), bytes.fromhex(argv[i + 1]).decode()
+            count = int(argv[i + 2])
+            i += 3
+            deadline = time.monotonic() + 60
+            while not path.exists() or path.read_text(errors="replace").count(text) < count:
+                if time.monotonic() > deadline:
+                    print(f"proc.py: {path} never had {count} x {text!r}", flush=True)
+                    return 99
+                time.sleep(0.01)
         elif step == "tcp":
             _serve_tcp(int(argv[i]))
             i += 1

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,15 @@ from srt_runtime.status import FileStatusSink
 from srt_runtime.supervisor import Supervisor
 
 FAKES = Path(__file__).resolve().parent
+
+
+def awaits(path: Path, text: str, count: int = 1) -> tuple[object, ...]:
+    """The ``proc.py`` step that waits until ``path`` holds ``text`` ``count`` times."""
+    return ("await", path, text.encode().hex(), count)
+
+
+def sweep_log(job_dir: Path) -> Path:
+    return job_dir / "logs" / "sweep_4242.log"
 
 
 def read_trace(path: Path) -> list[str]:
@@ -125,10 +136,21 @@ def execute(
     clock = clock or SystemClock()
     log_dir = job_dir / "logs"
     launcher = LocalLauncher(log_dir, nodes=job_plan.nodes)
-    sup = Supervisor(job_plan, launcher, log_dir=log_dir, clock=clock)
+    # The supervisor's log goes to the sweep log (as under `python -m srt_runtime`), so scripted
+    # processes can `await` a decision the supervisor logged before they go on.
+    logger = logging.getLogger(f"srt_runtime.test.{uuid.uuid4().hex}")
+    logger.setLevel(logging.INFO)
+    handler = logging.FileHandler(sweep_log(job_dir))
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    sup = Supervisor(job_plan, launcher, log_dir=log_dir, clock=clock, logger=logger)
     sink = FileStatusSink(job_dir, job_plan.job_id, clock)
     hooked = HookSink(sink, lambda stage, status: on_status and on_status(sup, stage, status))
-    result = run_job(job_plan, launcher, hooked, job_dir=job_dir, clock=clock, supervisor=sup)
+    try:
+        result = run_job(job_plan, launcher, hooked, job_dir=job_dir, clock=clock, supervisor=sup)
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
     return Run(
         exit_code=result.exit_code,
         diagnosis=result.diagnosis,
