@@ -285,3 +285,27 @@ def test_direct_vllm_serves_the_public_port(
     )
     assert not [s for s in plan.processes if s.kind in ("frontend", "service")]
     assert plan.health.family == "direct" and plan.frontend_url == "http://n0:8000"
+
+
+def test_mooncake_master_env_and_kvbm(make_recipe: RecipeFactory, cluster: ClusterConfig) -> None:
+    recipe = make_recipe(
+        services=[{"name": "mooncake-master", "type": "mooncake-master"}],
+        roles={"agg": {"nodes": 1, "workers": 1, "env": {"DYN_CONNECTOR": "kvbm"}}},
+        frontend={"enable_multiple_frontends": False},
+    )
+    plan = plan_job(recipe, cluster, "n0", "1", addresses={"n0": "10.1.1.1"})
+    specs = _by_name(plan)
+    master = specs["service_mooncake-master"]
+    assert master.phase == "before_workers" and master.ports == {
+        "rpc": 8700,
+        "http": 8701,
+        "metrics": 8702,
+    }
+    env = specs["agg_0_n0"].env
+    assert env["MOONCAKE_MASTER"] == "10.1.1.1:8700"
+    assert env["MOONCAKE_TE_META_DATA_SERVER"] == "http://10.1.1.1:8701/metadata"
+    assert env["MOONCAKE_LOCAL_HOSTNAME"] == "10.1.1.1"
+    assert (env["DYN_KVBM_LEADER_ZMQ_PUB_PORT"], env["DYN_KVBM_LEADER_ZMQ_ACK_PORT"]) == (
+        "5600",
+        "5601",
+    )

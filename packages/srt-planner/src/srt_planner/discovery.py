@@ -8,10 +8,19 @@ launched one and its URL is what processes are pointed at.
 from __future__ import annotations
 
 from srt_planner.context import PlanContext
-from srt_planner.ports import ETCD_CLIENT_PORT, NATS_PORT
+from srt_planner.ports import ETCD_CLIENT_PORT, MOONCAKE_HTTP_PORT, MOONCAKE_RPC_PORT, NATS_PORT
 from srt_schema.recipe import Recipe, ServiceConfig
 
-__all__ = ["discovery_env", "etcd_url", "nats_url", "needs_etcd", "needs_nats", "otel_env"]
+__all__ = [
+    "discovery_env",
+    "etcd_url",
+    "kvbm_env",
+    "mooncake_env",
+    "nats_url",
+    "needs_etcd",
+    "needs_nats",
+    "otel_env",
+]
 
 
 def _declared(recipe: Recipe, kind: str) -> ServiceConfig | None:
@@ -57,6 +66,39 @@ def discovery_env(ctx: PlanContext) -> dict[str, str]:
     if needs_nats(ctx.recipe):
         env["NATS_SERVER"] = nats_url(ctx)
     return env
+
+
+def mooncake_env(ctx: PlanContext, node: str, role_env: dict[str, str]) -> dict[str, str]:
+    """Mooncake variables for workers when the job has a Mooncake master (§3.4 layer 7)."""
+    declared = _declared(ctx.recipe, "mooncake-master")
+    if declared is None or not declared.enabled:
+        return {}
+    if declared.external:
+        master = declared.external
+        host = master.rsplit(":", 1)[0]
+    else:
+        host = ctx.address(ctx.carving.infra)
+        master = f"{host}:{MOONCAKE_RPC_PORT}"
+    return {
+        "MOONCAKE_LOCAL_HOSTNAME": role_env.get("MOONCAKE_LOCAL_HOSTNAME", ctx.address(node)),
+        "MOONCAKE_MASTER": master,
+        "MOONCAKE_TE_META_DATA_SERVER": f"http://{host}:{MOONCAKE_HTTP_PORT}/metadata",
+    }
+
+
+def kvbm_env(
+    leader_address: str, multi_node: bool, port: int | None, role_env: dict[str, str]
+) -> dict[str, str]:
+    """KVBM leader variables when ``DYN_CONNECTOR=kvbm`` (§3.4 layer 9, set-if-absent)."""
+    if role_env.get("DYN_CONNECTOR") != "kvbm" or port is None:
+        return {}
+    env = {
+        "DYN_KVBM_LEADER_ZMQ_PUB_PORT": str(port),
+        "DYN_KVBM_LEADER_ZMQ_ACK_PORT": str(port + 1),
+    }
+    if multi_node:
+        env["DYN_KVBM_LEADER_ZMQ_HOST"] = leader_address
+    return {k: v for k, v in env.items() if k not in role_env}
 
 
 def otel_env(ctx: PlanContext, service_name: str) -> dict[str, str]:

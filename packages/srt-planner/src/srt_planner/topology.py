@@ -96,6 +96,9 @@ def expand_processes(
             ports["kv_events"] = allocator.take("kv_events", node, kv_block)
             if not is_vllm_dp:
                 ports["nixl"] = allocator.take("nixl", node)
+            wanted = {**role.config.env, **recipe.environment}
+            if wanted.get("DYN_CONNECTOR") == "kvbm":
+                ports["kvbm_zmq"] = allocator.take("kvbm_zmq", node)
             ports.update(shared)
             ports.update(_engine_ports(engine, allocator, node, rank, len(endpoint.nodes)))
             processes.append(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from srt_planner._recipe import ResolvedRole, engine_of, resolve_roles
 from srt_planner.context import PlanContext
-from srt_planner.discovery import discovery_env, otel_env
+from srt_planner.discovery import discovery_env, kvbm_env, mooncake_env, otel_env
 from srt_planner.engines import EngineCommand, WorkerProcess, WorkerRequest, build_engine_command
 from srt_planner.env import layer_env, template_node_env
 from srt_planner.plan import GeneratedFile, HttpProbe, ProcessSpec, RestartSpec
@@ -63,7 +63,14 @@ def _worker_env(
         template_node_env(ctx.recipe.environment, proc.node, node_id),
         _mask(ctx, proc.gpus, command),
         {k: v for k, v in command.env.items() if not k.startswith("SGLANG_")},
+        mooncake_env(ctx, proc.node, role.config.env),
         profiling_env(ctx.recipe, role.name, ctx.in_log_dir),
+        kvbm_env(
+            ctx.address(proc.endpoint.leader),
+            len(proc.endpoint.nodes) > 1,
+            proc.ports.get("kvbm_zmq"),
+            {**role.config.env, **ctx.recipe.environment},
+        ),
     )
 
 
