@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
+import yaml
 from cli_testkit import Invoke
+
+from srt_planner import JobPlan, plan_job
+from srt_schema import ClusterConfig, load_recipe_document
 
 
 def test_validate_prints_nothing_for_a_good_recipe(invoke: Invoke, data: Path) -> None:
@@ -90,16 +95,30 @@ def test_planning_error_exits_3(invoke: Invoke, data: Path) -> None:
     )
 
 
+def _planner_view(recipe: Path, **sets: object) -> JobPlan:
+    """The plan srt_planner itself makes for the recipe on node-01 (what dry-run must show)."""
+    doc = yaml.safe_load(recipe.read_text())
+    doc.update(sets)
+    (job,) = load_recipe_document(doc, file=str(recipe))
+    log_dir = str(Path.cwd() / "outputs" / "0" / "logs")  # the default output base: ./outputs
+    return plan_job(job.recipe, ClusterConfig(), ["node-01"], "0", log_dir=log_dir)
+
+
 def test_dry_run_shows_script_and_plan(invoke: Invoke, data: Path) -> None:
-    result = invoke("dry-run", "-f", str(data / "mocker-agg.yaml"))
+    recipe = data / "mocker-agg.yaml"
+    result = invoke("dry-run", "-f", str(recipe))
     assert result.exit_code == 0, result.output
     out = result.stdout
+    plan = _planner_view(recipe)
     assert "cluster config: none (no srtslurm.yaml found; using defaults)" in out
     assert "#SBATCH --job-name=mocker-agg" in out
-    assert "--- plan on node-01 (simulated; 4 processes) ---" in out
+    assert f"--- plan on node-01 (simulated; {len(plan.processes)} processes) ---" in out
     assert "node-01 (head, infra, bench, workers)" in out
-    assert "service_etcd  etcd  node-01    infra  yes       frontend.type dynamo" in out
-    assert "$ python3 -m dynamo.mocker --model-path /model" in out
+    for spec in plan.processes:
+        assert f"] {spec.name} on node-01\n" in out
+        assert f"      $ {shlex.join(spec.argv)}\n" in out
+    assert "service_etcd  etcd" in out
+    assert "frontend.type dynamo" in out
     assert "built-in  /models/qwen3-0.6b" in out
     assert "health gate: dynamo http://node-01:8000/health" in out
 
@@ -133,17 +152,15 @@ def test_dry_run_sweep_shows_every_point(invoke: Invoke, data: Path) -> None:
 
 
 def test_dry_run_json_is_the_plan(invoke: Invoke, data: Path) -> None:
-    result = invoke("dry-run", "-f", str(data / "mocker-agg.yaml"), "--json", "--set", "name=x1")
+    recipe = data / "mocker-agg.yaml"
+    result = invoke("dry-run", "-f", str(recipe), "--json", "--set", "name=x1")
     assert result.exit_code == 0
     plan = json.loads(result.stdout)
     assert plan["job_name"] == "x1"
     assert plan["nodes"] == ["node-01"]
-    assert [p["name"] for p in plan["processes"]] == [
-        "service_etcd",
-        "agg_0_node-01",
-        "frontend_0",
-        "benchmark",
-    ]
+    expected = _planner_view(recipe, name="x1")
+    assert [p["name"] for p in plan["processes"]] == [p.name for p in expected.processes]
+    assert [p["argv"] for p in plan["processes"]] == [list(p.argv) for p in expected.processes]
 
 
 def test_dry_run_runner_name(invoke: Invoke, data: Path) -> None:

@@ -48,8 +48,11 @@ class CliError(click.ClickException):
 
     def show(self, file: IO[Any] | None = None) -> None:
         out = file if file is not None else sys.stderr
-        for line in self.format_message().splitlines() or [""]:
-            click.echo(f"error: {line}", file=out)
+        # The first line says what failed; further lines (issues, tool output) are shown as is.
+        first, *rest = self.format_message().splitlines() or [""]
+        click.echo(f"error: {first}", file=out)
+        for line in rest:
+            click.echo(line, file=out)
 
 
 class CliUsageError(CliError):

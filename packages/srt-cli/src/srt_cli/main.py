@@ -17,11 +17,11 @@ __all__ = ["cli", "main"]
 
 #: command name -> (module under srt_cli.commands, one-line help shown by ``srtctl --help``)
 COMMANDS: dict[str, tuple[str, str]] = {
-    # "apply": ("apply", "Submit a recipe to Slurm (or run it here with --local)."),
+    "apply": ("apply", "Submit a recipe to Slurm (or run it here with --local)."),
     "dry-run": ("dry_run", "Show the sbatch script and the complete job plan; submit nothing."),
     "migrate": ("migrate", "Rewrite schema-1 (v1) recipes as schema 2, comments kept."),
-    # "preflight": ("preflight", "Check model paths, images and binaries exist; submit nothing."),
-    # "render": ("render", "Write sbatch_script.sh, config.yaml and plan.json into a folder."),
+    "preflight": ("preflight", "Check model paths, images and binaries exist; submit nothing."),
+    "render": ("render", "Write sbatch_script.sh, config.yaml and plan.json into a folder."),
     "resolve-override": (
         "resolve_override",
         "One recipe per override variant.",

@@ -74,6 +74,7 @@ def plan_one(
     addresses: dict[str, str] | None = None,
     serve_only: bool = False,
     environment: dict[str, str] | None = None,
+    staging: str | None = None,
 ) -> PlannedJob:
     """Allocation request, batch script and JobPlan of one job.
 
@@ -83,7 +84,7 @@ def plan_one(
 
     with translated(where=job.label):
         request = plan_allocation(job.recipe, cluster, runner_name=runner_name)
-        staging = staging_dir(output_base, job.name, config_text)
+        staging = staging or staging_dir(output_base, job.name, config_text)
         env = dict(job.recipe.environment)
         env.update(environment or {})
         if serve_only:

@@ -6,15 +6,9 @@ import sys
 
 import click
 
-from srt_cli.environment import Edge, read_cluster
+from srt_cli.environment import Edge
 from srt_cli.inputs import Source, read_sources
-from srt_cli.options import (
-    file_option,
-    json_option,
-    output_option,
-    parse_overrides,
-    set_options,
-)
+from srt_cli.options import file_option, json_option, output_option, set_options
 from srt_cli.runner import for_each_source
 
 EPILOG = """\b
@@ -55,31 +49,14 @@ def command(
     environment by scope, and every command line. Sweeps and override files show every job.
     """
     from srt_cli.describe import describe_job
-    from srt_cli.loading import load_jobs
-    from srt_cli.paths import output_base, runtime_python
-    from srt_cli.planning import plan_one
+    from srt_cli.session import open_session
 
-    overrides = parse_overrides(sets, unsets)
+    session = open_session(edge, output=output, sets=sets, unsets=unsets)
     sources = read_sources(files, sys.stdin)
-    cluster = read_cluster(edge)
-    effective = cluster.effective()
-    base = output_base(edge, cluster.config, output)
-    python = runtime_python(cluster.config)
+    cluster = session.cluster
 
     def step(source: Source) -> None:
-        jobs = load_jobs(source, cluster=cluster.config, overrides=overrides, force_sweep=sweep)
-        planned = [
-            plan_one(
-                job,
-                effective,
-                output_base=base,
-                python=python,
-                config_text=source.text,
-                runner_name=edge.runner_name,
-                serve_only=serve_only,
-            )
-            for job in jobs
-        ]
+        planned = session.plan_source(source, serve_only=serve_only, force_sweep=sweep)
         if as_json:
             import msgspec
 

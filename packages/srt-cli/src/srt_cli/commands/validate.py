@@ -7,10 +7,10 @@ import sys
 
 import click
 
-from srt_cli.environment import Edge, read_cluster
+from srt_cli.environment import Edge
 from srt_cli.errors import CliError
 from srt_cli.inputs import Source, read_sources
-from srt_cli.options import file_option, json_option, parse_overrides, set_options
+from srt_cli.options import file_option, json_option, set_options
 from srt_cli.runner import for_each_source
 
 EPILOG = """\b
@@ -41,21 +41,13 @@ def command(
     Prints nothing when everything is valid; exit 2 for a recipe that does not load, 3 for one
     that cannot be planned.
     """
-    from srt_cli.loading import load_jobs
-    from srt_cli.paths import output_base, runtime_python
-    from srt_cli.planning import plan_one
+    from srt_cli.session import open_session
 
-    overrides = parse_overrides(sets, unsets)
+    session = open_session(edge, output=None, sets=sets, unsets=unsets)
     sources = read_sources(files, sys.stdin)
-    cluster = read_cluster(edge)
-    effective = cluster.effective()
-    base = output_base(edge, cluster.config, None)
-    python = runtime_python(cluster.config)
 
     def step(source: Source) -> None:
-        jobs = load_jobs(source, cluster=cluster.config, overrides=overrides, force_sweep=sweep)
-        for job in jobs:
-            plan_one(job, effective, output_base=base, python=python, config_text=source.text)
+        jobs = session.plan_source(source, force_sweep=sweep)
         if as_json:
             line = {"file": source.label, "ok": True, "jobs": len(jobs), "errors": []}
             click.echo(json.dumps(line))

@@ -1,0 +1,306 @@
+"""The apply flow for one source: plan every job first, preflight, pin sources, then start each
+job (sbatch, or the runtime here) and write its folder. Nothing is submitted for a source whose
+jobs do not all load and plan.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from srt_cli.errors import CliUsageError, SlurmError, translated
+from srt_cli.inputs import Source
+
+if TYPE_CHECKING:
+    from srt_cli.pinning import Pin
+    from srt_cli.planning import PlannedJob
+    from srt_cli.session import Session
+    from srt_schema.load import LoadedJob
+
+__all__ = ["Applier"]
+
+LOCAL_ADDRESS = "127.0.0.1"
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass
+class Applier:
+    session: Session
+    sbatch: str
+    local: bool
+    tags: list[str]
+    serve_only: bool
+    preflight: bool
+    emit: Callable[[dict[str, Any]], None]
+    say: Callable[[str], None]
+    #: Records emitted so far (one per started job).
+    records: int = 0
+    local_failures: int = 0
+    _used_ids: set[str] = field(default_factory=set)
+
+    # ------------------------------------------------------------------ one source
+
+    def apply_source(self, source: Source, *, force_sweep: bool) -> int:
+        """Start every job of ``source``; returns how many were started."""
+        planned = self.session.plan_source(
+            source, serve_only=self.serve_only, force_sweep=force_sweep
+        )
+        if self.serve_only:
+            if any(p.job.sweep_params for p in planned):
+                raise CliUsageError(f"{source.label}: --serve-only does not support sweep configs")
+            if len(planned) != 1:
+                raise CliUsageError(
+                    f"{source.label}: --serve-only requires an override selector that resolves "
+                    f"to exactly one job (got {len(planned)})"
+                )
+        if self.preflight and self.session.effective.preflight and not self.local:
+            self._preflight(planned)
+        started = 0
+        for item in planned:
+            job, pins = self._pin(item.job)
+            if self.local:
+                self._run_local(job, pins)
+            else:
+                self._submit(job, pins)
+            started += 1
+        return started
+
+    def _preflight(self, planned: list[PlannedJob]) -> None:
+        import os
+
+        from srt_cli.preflight import check_job
+
+        search_path = self.session.edge.environ.get("PATH", os.defpath)
+        problems: list[str] = []
+        for item in planned:
+            findings = check_job(item, self.session.cluster.config, search_path=search_path)
+            problems += [f"  {item.job.label}: {f.field}: {f.message}" for f in findings]
+        if problems:
+            raise SlurmError(
+                "preflight failed (nothing was submitted; --no-preflight skips it):\n"
+                + "\n".join(problems)
+            )
+
+    def _pin(self, job: LoadedJob) -> tuple[LoadedJob, list[Pin]]:
+        from srt_cli.pinning import find_unpinned, pin_document, resolve_rev
+
+        if not any(True for _ in find_unpinned(job.document)):
+            return job, []
+        environ = self.session.edge.environ
+
+        def resolve(git: str, rev: str) -> str:
+            return resolve_rev(git, rev, environ=environ)
+
+        def warn(message: str) -> None:
+            self.say(f"warning: {message}")
+
+        document, pins = pin_document(job.document, resolve=resolve, warn=warn)
+        if not pins:
+            return job, []
+        from srt_schema.load import load_recipe_document
+
+        with translated():
+            (reloaded,) = load_recipe_document(
+                document, file=job.label, cluster=self.session.cluster.config
+            )
+        for pin in pins:
+            self.say(f"pinned source: {pin.render()}")
+        return (
+            type(job)(
+                name=job.name,
+                label=job.label,
+                variant=job.variant,
+                sweep_params=job.sweep_params,
+                recipe=reloaded.recipe,
+                document=reloaded.document,
+            ),
+            pins,
+        )
+
+    # ------------------------------------------------------------------ files
+
+    def _files(
+        self, planned: PlannedJob, *, job_id: str, pins: list[Pin], plan_json: bool
+    ) -> dict[str, tuple[str, int]]:
+        import msgspec
+
+        from srt_cli.jobfiles import build_lock, build_metadata, config_text
+        from srt_cli.version import package_version
+
+        now = _now()
+        config = config_text(planned.job)
+        meta = build_metadata(
+            planned,
+            job_id=job_id,
+            generated_at=now.strftime("%Y-%m-%d %H:%M:%S"),
+            tags=self.tags,
+            serve_only=self.serve_only,
+        )
+        lock = build_lock(
+            planned.job,
+            config=config,
+            job_id=job_id,
+            job_name=planned.request.job_name,
+            generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            cluster=self.session.cluster.config,
+            cluster_path=str(self.session.cluster.path) if self.session.cluster.path else None,
+            pins=[p.render() for p in pins],
+            srtctl_version=package_version(),
+            log_dir=f"{self.session.output_base}/{job_id}/logs",
+        )
+        files = {
+            "config.yaml": (config, 0o644),
+            "sbatch_script.sh": (planned.script, 0o755),
+            f"{job_id}.json": (json.dumps(meta, indent=2) + "\n", 0o644),
+            "recipe.lock.yaml": (lock, 0o644),
+        }
+        if plan_json:
+            text = msgspec.json.format(msgspec.json.encode(planned.plan)).decode() + "\n"
+            files["plan.json"] = (text, 0o644)
+        return files
+
+    def _record(
+        self, planned: PlannedJob, job_id: str, job_dir: Path, pins: list[Pin]
+    ) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "job_name": planned.request.job_name,
+            "output_dir": str(job_dir),
+            "metadata_path": str(job_dir / f"{job_id}.json"),
+            "config_path": str(job_dir / "config.yaml"),
+            "tags": self.tags or None,
+        }
+        if self.session.overrides:
+            record["applied_overrides"] = [o.render() for o in self.session.overrides]
+        if pins:
+            record["pinned_sources"] = [p.render() for p in pins]
+        return record
+
+    # ------------------------------------------------------------------ Slurm
+
+    def _submit(self, job: LoadedJob, pins: list[Pin]) -> None:
+        from srt_cli.jobfiles import config_text, write_job_files
+        from srt_cli.planning import plan_one
+        from srt_cli.submit import submit_sbatch
+
+        session = self.session
+        planned = plan_one(
+            job,
+            session.effective,
+            output_base=session.output_base,
+            python=session.python,
+            config_text=config_text(job),
+            runner_name=session.edge.runner_name,
+            serve_only=self.serve_only,
+            environment=session.script_environment(),
+        )
+        staging = Path(planned.staging)
+        write_job_files(
+            staging,
+            {
+                "config.yaml": (config_text(job), 0o644),
+                "sbatch_script.sh": (planned.script, 0o755),
+            },
+            logs=False,
+        )
+        self.say(f"submitting {planned.request.job_name} ({job.label})")
+        job_id = submit_sbatch(
+            staging / "sbatch_script.sh",
+            sbatch=self.sbatch,
+            cwd=session.edge.cwd,
+            environ=session.edge.environ,
+        )
+        job_dir = Path(session.output_base) / job_id
+        write_job_files(job_dir, self._files(planned, job_id=job_id, pins=pins, plan_json=False))
+        (job_dir / "logs" / f"sweep_{job_id}.log").touch()
+        self.say(f"job {job_id} submitted: {job_dir}")
+        self.say(f"  logs:  tail -f {job_dir / 'logs' / f'sweep_{job_id}.log'}")
+        self.say(f"  queue: squeue --job {job_id}")
+        self.records += 1
+        self.emit(
+            {
+                "status": "submitted",
+                "slurm_job_id": job_id,
+                **self._record(planned, job_id, job_dir, pins),
+            }
+        )
+
+    # ------------------------------------------------------------------ local
+
+    def _local_id(self) -> str:
+        base = f"local-{_now().strftime('%Y%m%dT%H%M%SZ')}"
+        candidate, n = base, 1
+        root = Path(self.session.output_base)
+        while candidate in self._used_ids or (root / candidate).exists():
+            n += 1
+            candidate = f"{base}-{n}"
+        self._used_ids.add(candidate)
+        return candidate
+
+    def _run_local(self, job: LoadedJob, pins: list[Pin]) -> None:
+        import msgspec
+
+        from srt_cli.jobfiles import config_text, write_job_files
+        from srt_cli.planning import plan_one, simulated_nodes
+        from srt_cli.submit import run_local
+
+        session = self.session
+        cluster = msgspec.structs.replace(
+            session.effective,
+            launcher="local",
+            container_runtime="none",
+            runtime_python=session.python,
+        )
+        job_id = self._local_id()
+        first = plan_one(
+            job,
+            cluster,
+            output_base=session.output_base,
+            python=session.python,
+            config_text=config_text(job),
+            serve_only=self.serve_only,
+        )
+        nodes = simulated_nodes(first.request.nodes)
+        planned = plan_one(
+            job,
+            cluster,
+            output_base=session.output_base,
+            python=session.python,
+            config_text=config_text(job),
+            runner_name=session.edge.runner_name,
+            job_id=job_id,
+            nodes=nodes,
+            addresses=dict.fromkeys(nodes, LOCAL_ADDRESS),
+            serve_only=self.serve_only,
+        )
+        job_dir = Path(session.output_base) / job_id
+        write_job_files(job_dir, self._files(planned, job_id=job_id, pins=pins, plan_json=True))
+        self.say(f"running {planned.request.job_name} here as {job_id}: {job_dir}")
+        command = shlex.join([session.python, "-m", "srt_runtime", "run", "--job-dir", "..."])
+        self.say(f"  {command}")
+        code = run_local(
+            job_dir,
+            python=session.python,
+            environ=session.edge.environ,
+            show=self.say,
+        )
+        status = "finished" if code == 0 else "failed"
+        self.say(f"job {job_id} {status} with exit code {code}: {job_dir}")
+        if code != 0:
+            self.local_failures += 1
+        self.records += 1
+        self.emit(
+            {
+                "status": status,
+                "job_id": job_id,
+                "exit_code": code,
+                **self._record(planned, job_id, job_dir, pins),
+            }
+        )

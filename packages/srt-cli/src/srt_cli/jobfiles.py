@@ -1,0 +1,178 @@
+"""What goes into ``<output>/<job_id>/`` at submit time (ARCHITECTURE.md §5).
+
+Pure builders (config text, metadata, lock) plus one writer. The runtime later adds logs, status
+and the end-of-run part of ``recipe.lock.yaml``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from srt_cli.planning import PlannedJob
+    from srt_schema.cluster import ClusterConfig
+    from srt_schema.load import LoadedJob
+
+__all__ = [
+    "SECRET_KEYS",
+    "build_lock",
+    "build_metadata",
+    "config_text",
+    "redact",
+    "write_atomic",
+    "write_job_files",
+]
+
+#: Keys whose values are credentials: never written to the lock (cli-and-config.md §4.2).
+SECRET_KEYS = frozenset(
+    {"secret_access_key", "access_key_id", "session_token", "openrouter_api_key", "gh_token"}
+)
+REDACTED = "<redacted>"
+#: Names that look like credentials (``HF_TOKEN``, ``DB_PASSWORD``); ``*_env`` names hold only the
+#: name of a variable, never its value, and are kept.
+_SECRET_NAME = re.compile(r"(token|secret|password|passwd|api_key|access_key)", re.IGNORECASE)
+
+
+def _is_secret(key: str) -> bool:
+    return key in SECRET_KEYS or (bool(_SECRET_NAME.search(key)) and not key.endswith("_env"))
+
+
+def config_text(job: LoadedJob) -> str:
+    """``config.yaml``: the one job's resolved recipe (variant, sweep point and --set applied)."""
+    from srt_schema.yamlio import dump_yaml
+
+    return dump_yaml(job.document)
+
+
+def redact(node: Any) -> Any:
+    """A copy with the value of every secret key replaced (names kept, values never)."""
+    if isinstance(node, dict):
+        return {
+            k: (REDACTED if _is_secret(k) and isinstance(v, str | int) else redact(v))
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [redact(v) for v in node]
+    return node
+
+
+def build_metadata(
+    planned: PlannedJob,
+    *,
+    job_id: str,
+    generated_at: str,
+    tags: Sequence[str],
+    serve_only: bool,
+) -> dict[str, Any]:
+    """``<job_id>.json`` (cli-and-config.md §6.7, roles in schema-2 terms)."""
+    recipe = planned.job.recipe
+    roles = {
+        name: {"nodes": role.nodes, "workers": role.workers, "gpus": role.gpus}
+        for name, role in sorted(recipe.roles.items())
+    }
+    meta: dict[str, Any] = {
+        "version": "2.0",
+        "orchestrator": True,
+        "job_id": job_id,
+        "job_name": planned.request.job_name,
+        "generated_at": generated_at,
+        "model": {
+            "path": recipe.model.path,
+            "container": recipe.model.container,
+            "precision": recipe.model.precision,
+        },
+        "resources": {
+            "gpu_type": recipe.resources.gpu_type,
+            "gpus_per_node": recipe.resources.gpus_per_node,
+            "nodes": planned.request.nodes,
+            "roles": roles,
+        },
+        "frontend_type": recipe.frontend.type,
+        "benchmark": {
+            "type": recipe.benchmark.type,
+            "isl": recipe.benchmark.isl,
+            "osl": recipe.benchmark.osl,
+        },
+    }
+    if serve_only:
+        meta["serve_only"] = True
+    if tags:
+        meta["tags"] = list(tags)
+    return meta
+
+
+def build_lock(
+    job: LoadedJob,
+    *,
+    config: str,
+    job_id: str,
+    job_name: str,
+    generated_at: str,
+    cluster: ClusterConfig | None,
+    cluster_path: str | None,
+    pins: Sequence[str],
+    srtctl_version: str,
+    log_dir: str,
+) -> str:
+    """``recipe.lock.yaml`` at submit: the recipe (secrets redacted) plus a ``lock:`` block.
+
+    ``lock.recipe_sha256`` is the SHA-256 of ``config.yaml`` exactly as written next to it.
+    """
+    from srt_schema.yamlio import dump_yaml
+
+    recipe = job.recipe
+    aliases: dict[str, str] = {}
+    if cluster is not None:
+        for alias, path in (cluster.model_paths or {}).items():
+            if path == recipe.model.path:
+                aliases[f"model_paths.{alias}"] = path
+        for alias, image in (cluster.containers or {}).items():
+            if image == recipe.model.container:
+                aliases[f"containers.{alias}"] = image
+    lock: dict[str, Any] = {
+        "version": 2,
+        "generated_at": generated_at,
+        "slurm": {"job_id": job_id, "job_name": job_name, "srtctl_version": srtctl_version},
+        "resolved": {
+            "model_path": recipe.model.path,
+            "container_path": recipe.model.container,
+            "log_dir": log_dir,
+            "aliases": aliases,
+        },
+        "cluster_config": cluster_path,
+        "recipe_sha256": hashlib.sha256(config.encode()).hexdigest(),
+        "pinned_sources": list(pins),
+    }
+    body = {k: v for k, v in lock.items()}
+    lock["integrity"] = hashlib.sha256(
+        json.dumps(body, sort_keys=True, default=str).encode()
+    ).hexdigest()
+    document = {**redact(job.document), "lock": lock}
+    banner = (
+        "# Lock section: written by srtctl apply; the job completes it at the end. Do not edit.\n"
+        "# Reproduce: srtctl apply -f recipe.lock.yaml\n"
+    )
+    return banner + dump_yaml(document)
+
+
+def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.chmod(mode)
+    tmp.replace(path)
+
+
+def write_job_files(
+    folder: Path, files: Mapping[str, tuple[str, int]], *, logs: bool = True
+) -> None:
+    """Write ``name -> (text, mode)`` into ``folder`` (created, with ``logs/`` unless told not)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if logs:
+        (folder / "logs").mkdir(exist_ok=True)
+    for name, (text, mode) in files.items():
+        write_atomic(folder / name, text, mode)

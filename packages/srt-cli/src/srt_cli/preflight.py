@@ -1,0 +1,119 @@
+"""Pre-submit checks: the model folder, container images and telemetry binaries exist where the
+cluster config says (cli-and-config.md §3.12). Reads the filesystem and PATH; submits nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from srt_cli.planning import PlannedJob
+    from srt_schema.cluster import ClusterConfig
+
+__all__ = ["Finding", "check_job", "is_image_uri"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One failed check: the field and what to do about it."""
+
+    field: str
+    message: str
+
+
+def is_image_uri(image: str) -> bool:
+    """A registry reference (``nvcr.io#nvidia/x:1``, ``nginx:1.27``), not a local ``.sqsh`` file."""
+    return not image.startswith(("/", "./", "~")) and ":" in image
+
+
+def _alias_of(value: str, table: dict[str, str] | None) -> str | None:
+    for alias, target in (table or {}).items():
+        if target == value:
+            return alias
+    return None
+
+
+def _expand(path: str) -> Path:
+    return Path(os.path.expandvars(path)).expanduser()
+
+
+def _check_model(path: str, cluster: ClusterConfig | None) -> Finding | None:
+    if path.startswith("hf:") or _expand(path).is_dir():
+        return None
+    alias = _alias_of(path, cluster.model_paths if cluster else None)
+    if alias is not None:
+        return Finding(
+            "model.path",
+            f"alias {alias!r} resolves to {path!r}, which is not a folder on this machine; "
+            "fix model_paths in srtslurm.yaml or mount the model",
+        )
+    known = ", ".join(sorted((cluster.model_paths or {}) if cluster else {})) or "none"
+    return Finding(
+        "model.path",
+        f"{path!r} is not a folder and not a model_paths alias in srtslurm.yaml "
+        f"(aliases: {known}); give an existing folder, an alias, or hf:<repo>",
+    )
+
+
+def _check_image(field: str, image: str, cluster: ClusterConfig | None) -> Finding | None:
+    if is_image_uri(image) or _expand(image).is_file():
+        return None
+    alias = _alias_of(image, cluster.containers if cluster else None)
+    if alias is not None:
+        return Finding(
+            field, f"alias {alias!r} resolves to {image!r}, which is not a file on this machine"
+        )
+    known = ", ".join(sorted((cluster.containers or {}) if cluster else {})) or "none"
+    return Finding(
+        field,
+        f"{image!r} is neither a registry image (name:tag) nor an existing file, and not a "
+        f"containers alias in srtslurm.yaml (aliases: {known})",
+    )
+
+
+def _check_binary(field: str, program: str, search_path: str) -> Finding | None:
+    if "/" in program:
+        if os.access(_expand(program), os.X_OK):
+            return None
+        return Finding(field, f"{program!r} does not exist or is not executable")
+    if shutil.which(program, path=search_path) is not None:
+        return None
+    return Finding(field, f"{program!r} is not on PATH ({search_path}); install it or set its path")
+
+
+def check_job(
+    planned: PlannedJob, cluster: ClusterConfig | None, *, search_path: str
+) -> list[Finding]:
+    """Every failed check of one planned job (empty when it may be submitted)."""
+    findings: list[Finding] = []
+    recipe = planned.job.recipe
+    model = _check_model(recipe.model.path, cluster)
+    if model is not None:
+        findings.append(model)
+    plan = planned.plan
+    if plan.container_runtime == "pyxis":
+        seen: set[str] = set()
+        for spec in plan.processes:
+            if spec.container is None or spec.container.image in seen:
+                continue
+            seen.add(spec.container.image)
+            field = (
+                "model.container"
+                if spec.container.image == recipe.model.container
+                else (f"container of {spec.name}")
+            )
+            image = _check_image(field, spec.container.image, cluster)
+            if image is not None:
+                findings.append(image)
+    else:
+        for spec in plan.processes:
+            if spec.kind != "telemetry" or not spec.argv:
+                continue
+            binary = _check_binary(f"telemetry {spec.name}", spec.argv[0], search_path)
+            if binary is not None:
+                findings.append(binary)
+    return findings

@@ -1,0 +1,84 @@
+"""Per-command setup shared by dry-run, render, preflight and apply: cluster, paths, overrides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from srt_cli.environment import Cluster, Edge, read_cluster
+from srt_cli.inputs import Source
+from srt_cli.options import parse_overrides
+
+if TYPE_CHECKING:
+    from srt_cli.planning import PlannedJob
+    from srt_schema.cluster import ClusterConfig
+    from srt_schema.setpaths import PathOverride
+
+__all__ = ["Session", "open_session"]
+
+
+@dataclass(frozen=True)
+class Session:
+    edge: Edge
+    cluster: Cluster
+    effective: ClusterConfig
+    output_base: str
+    python: str
+    overrides: tuple[PathOverride, ...]
+
+    def plan_source(
+        self,
+        source: Source,
+        *,
+        serve_only: bool = False,
+        force_sweep: bool = False,
+        staging: str | None = None,
+    ) -> list[PlannedJob]:
+        """Load every job of ``source`` and plan each on simulated nodes."""
+        from srt_cli.jobfiles import config_text
+        from srt_cli.loading import load_jobs
+        from srt_cli.planning import plan_one
+
+        jobs = load_jobs(
+            source,
+            cluster=self.cluster.config,
+            overrides=self.overrides,
+            force_sweep=force_sweep,
+        )
+        return [
+            plan_one(
+                job,
+                self.effective,
+                output_base=self.output_base,
+                python=self.python,
+                config_text=config_text(job),
+                runner_name=self.edge.runner_name,
+                serve_only=serve_only,
+                environment=self.script_environment(),
+                staging=staging,
+            )
+            for job in jobs
+        ]
+
+    def script_environment(self) -> dict[str, str]:
+        """Exported by the batch script so the in-allocation runtime reads the same cluster file."""
+        if self.cluster.path is None:
+            return {}
+        return {"SRTSLURM_CONFIG": str(self.cluster.path.resolve())}
+
+
+def open_session(
+    edge: Edge, *, output: str | None, sets: tuple[str, ...], unsets: tuple[str, ...]
+) -> Session:
+    from srt_cli.paths import output_base, runtime_python
+
+    overrides = parse_overrides(sets, unsets)
+    cluster = read_cluster(edge)
+    return Session(
+        edge=edge,
+        cluster=cluster,
+        effective=cluster.effective(),
+        output_base=output_base(edge, cluster.config, output),
+        python=runtime_python(cluster.config),
+        overrides=overrides,
+    )

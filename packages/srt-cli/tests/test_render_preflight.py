@@ -1,0 +1,95 @@
+"""render --to DIR and preflight through CliRunner."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import yaml
+from cli_testkit import Invoke
+
+
+def _with_model(recipe: Path, model: Path) -> Path:
+    model.mkdir(parents=True, exist_ok=True)
+    recipe.write_text(recipe.read_text().replace("/models/qwen3-0.6b", str(model)))
+    return recipe
+
+
+def test_render_writes_the_three_files(invoke: Invoke, data: Path, tmp_path: Path) -> None:
+    recipe = _with_model(data / "mocker-agg.yaml", tmp_path / "model")
+    target = tmp_path / "job"
+    result = invoke("render", "-f", str(recipe), "--to", str(target), "--set", "name=r1")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == str(target / "sbatch_script.sh")
+    assert result.stderr == f"rendered r1 (1 node(s)) into {target}\n"
+    script = (target / "sbatch_script.sh").read_text()
+    assert script.startswith("#!/bin/bash\n#SBATCH --job-name=r1\n")
+    assert f"cp -n {target}/*.yaml" in script
+    assert os.access(target / "sbatch_script.sh", os.X_OK)
+    assert yaml.safe_load((target / "config.yaml").read_text())["name"] == "r1"
+    plan = json.loads((target / "plan.json").read_text())
+    assert plan["job_name"] == "r1"
+    assert plan["nodes"] == ["node-01"]
+
+
+def test_render_needs_exactly_one_job(invoke: Invoke, data: Path, tmp_path: Path) -> None:
+    result = invoke("render", "-f", str(data / "overrides.yaml"), "--to", str(tmp_path / "x"))
+    assert result.exit_code == 2
+    assert "render needs exactly one job but" in result.stderr
+    assert "gives 3" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_render_runs_preflight(invoke: Invoke, data: Path, tmp_path: Path) -> None:
+    result = invoke("render", "-f", str(data / "mocker-agg.yaml"), "--to", str(tmp_path / "x"))
+    assert result.exit_code == 4
+    assert result.stderr.startswith(f"error: preflight failed for {data / 'mocker-agg.yaml'}:\n")
+    assert "model.path: '/models/qwen3-0.6b' is not a folder" in result.stderr
+    skipped = invoke(
+        "render", "-f", str(data / "mocker-agg.yaml"), "--to", str(tmp_path / "x"), "--no-preflight"
+    )
+    assert skipped.exit_code == 0
+
+
+def test_preflight_reports_each_job(invoke: Invoke, data: Path, tmp_path: Path) -> None:
+    good = _with_model(data / "mocker-agg.yaml", tmp_path / "model")
+    ok = invoke("preflight", "-f", str(good))
+    assert ok.exit_code == 0
+    assert ok.stdout == f"✓ {good}: mocker-agg\n"
+    bad = invoke("preflight", "-f", str(data / "overrides.yaml:override_two"))
+    assert bad.exit_code == 4
+    assert bad.stdout.splitlines() == [
+        f"✗ {data / 'overrides.yaml'}:override_two: ovr_two",
+        "  model.path: '/models/qwen3-0.6b' is not a folder and not a model_paths alias in "
+        "srtslurm.yaml (aliases: none); give an existing folder, an alias, or hf:<repo>",
+    ]
+
+
+def test_preflight_unknown_alias(invoke: Invoke, data: Path, tmp_path: Path) -> None:
+    (tmp_path / "work" / "srtslurm.yaml").write_text(
+        "model_paths:\n  qwen: /nowhere/qwen\ncontainers:\n  dynamo: /images/dynamo.sqsh\n"
+    )
+    recipe = data / "mocker-agg.yaml"
+    text = recipe.read_text().replace("/models/qwen3-0.6b", "qwen")
+    recipe.write_text(text.replace("nvcr.io#nvidia/ai-dynamo/sglang-runtime:0.8.0", "dynamoo"))
+    result = invoke("preflight", "-f", str(recipe))
+    assert result.exit_code == 4
+    assert result.stdout.splitlines()[1:] == [
+        "  model.path: alias 'qwen' resolves to '/nowhere/qwen', which is not a folder on this "
+        "machine; fix model_paths in srtslurm.yaml or mount the model",
+        "  model.container: 'dynamoo' is neither a registry image (name:tag) nor an existing "
+        "file, and not a containers alias in srtslurm.yaml (aliases: dynamo)",
+    ]
+
+
+def test_preflight_finds_the_image_file(invoke: Invoke, data: Path, tmp_path: Path) -> None:
+    image = tmp_path / "dynamo.sqsh"
+    image.write_text("squashfs")
+    recipe = _with_model(data / "mocker-agg.yaml", tmp_path / "model")
+    recipe.write_text(
+        recipe.read_text().replace("nvcr.io#nvidia/ai-dynamo/sglang-runtime:0.8.0", str(image))
+    )
+    assert invoke("preflight", "-f", str(recipe)).exit_code == 0
+    image.unlink()
+    assert invoke("preflight", "-f", str(recipe)).exit_code == 4
