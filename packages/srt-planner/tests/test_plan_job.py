@@ -310,3 +310,15 @@ def test_nats_only_when_a_plane_uses_it(make_recipe: RecipeFactory, cluster: Clu
     names = [s.name for s in plan.processes if s.kind == "service"]
     assert names == ["service_etcd", "service_nats"]
     assert _by_name(plan)["agg_0_n0"].env["NATS_SERVER"] == "nats://n0:4222"
+
+
+def test_role_over_its_node_budget_is_named(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    roles = {"prefill": {"nodes": 1, "workers": 2, "gpus": 8}, "decode": {"nodes": 1, "workers": 1}}
+    with pytest.raises(PlanningError) as info:
+        plan_job(make_recipe(roles=roles), cluster, "n[0-2]", "1")
+    assert str(info.value) == (
+        "prefill does not fit: 2 worker(s) x 8 GPU(s) need more than the 1 node(s) x 8 GPUs of "
+        "roles.prefill.nodes; raise roles.prefill.nodes or lower roles.prefill.workers / .gpus"
+    )

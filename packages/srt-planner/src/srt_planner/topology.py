@@ -9,6 +9,7 @@ from srt_planner._recipe import Engine, ResolvedRole, engine_of, resolve_roles
 from srt_planner.carving import Carving
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.engines.vllm import data_parallel, replica_size
+from srt_planner.errors import PlanningError
 from srt_planner.gpu_packing import Endpoint, RoleLayout, pack_endpoints
 from srt_planner.ports import PortAllocator
 from srt_schema.recipe import (
@@ -45,6 +46,7 @@ def plan_endpoints(recipe: Recipe, carving: Carving) -> tuple[Endpoint, ...]:
         )
 
     spread = recipe.resources.spread_workers
+    _check_role_budgets(roles, [layout(r, None) for r in roles], gpn, spread)
     if carving.het_prefill is not None and carving.het_decode is not None:
         sides = (("prefill", carving.het_prefill, 0), ("decode", carving.het_decode, 1))
         endpoints: list[Endpoint] = []
@@ -56,6 +58,24 @@ def plan_endpoints(recipe: Recipe, carving: Carving) -> tuple[Endpoint, ...]:
     return pack_endpoints(
         layouts, carving.workers, gpn, spread_workers=spread, separate_prefill_decode=separate
     )
+
+
+def _check_role_budgets(
+    roles: Sequence[ResolvedRole], layouts: Sequence[RoleLayout], gpn: int, spread: bool
+) -> None:
+    """Each role must fit on the nodes it declares (the shared cursor would hide who overflowed)."""
+    for role, layout in zip(roles, layouts, strict=True):
+        if role.colocate or role.workers == 0:
+            continue
+        nodes = [f"{role.name}-{i}" for i in range(role.nodes)]
+        try:
+            pack_endpoints([layout], nodes, gpn, spread_workers=spread)
+        except PlanningError:
+            raise PlanningError(
+                f"{role.name} does not fit: {role.workers} worker(s) x {role.gpus_per_worker} "
+                f"GPU(s) need more than the {role.nodes} node(s) x {gpn} GPUs of roles.{role.name}.nodes; "
+                f"raise roles.{role.name}.nodes or lower roles.{role.name}.workers / .gpus"
+            ) from None
 
 
 def _vllm_blocks(role: ResolvedRole, gpus_on_node: int, gpus_total: int) -> tuple[int, int]:
