@@ -61,3 +61,13 @@ def test_custom_dataset_errors_name_the_line(tmp_path: Path) -> None:
         read_custom_dataset(data)
     with pytest.raises(BenchDatasetError, match="cannot read the dataset"):
         read_custom_dataset(tmp_path / "missing.jsonl")
+
+
+def test_byte_level_bpe_prompts_are_exact_too(tmp_path: Path) -> None:
+    from srt_bench.testing import write_tiny_model
+
+    tok = read_tokenizer(write_tiny_model(tmp_path / "bpe", kind="byte-bpe"))
+    prompts = build_synthetic_prompts(tok, count=20, isl=64, osl=8, range_ratio=0.5, seed=1)
+    for p in prompts:
+        assert len(tok.encode(p.text, add_special_tokens=False).ids) == p.tokens
+        assert "\ufffd" not in p.text  # no broken UTF-8 from lone byte tokens

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from pathlib import Path
 
 import msgspec
@@ -27,6 +28,8 @@ __all__ = [
 ]
 
 _MAX_ROUNDS = 16
+_SPACE_WORD = re.compile(r"^ [A-Za-z]+$")
+_MIN_WORDS = 16
 
 
 class Prompt(msgspec.Struct, frozen=True):
@@ -74,6 +77,26 @@ def _special_ids(tokenizer: Tokenizer) -> set[int]:
     return ids
 
 
+def _round_trip_vocab(tokenizer: Tokenizer) -> list[int]:
+    """Regular token ids that decode to text which encodes back to exactly that id (drops
+    special tokens and, in byte-level vocabularies, bytes that are not valid UTF-8 alone)."""
+    special = _special_ids(tokenizer)
+    ids = [i for i in range(tokenizer.get_vocab_size(with_added_tokens=False)) if i not in special]
+    texts = tokenizer.decode_batch([[i] for i in ids])
+    encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
+    stable = [
+        (i, text)
+        for i, text, enc in zip(ids, texts, encoded, strict=True)
+        if text and enc.ids == [i]
+    ]
+    # Space-led words (" the") start a new pre-token in byte-level and similar vocabularies, so
+    # they never merge with their neighbours: prompts built from them keep their exact length.
+    words = [i for i, text in stable if _SPACE_WORD.match(text)]
+    if len(words) >= _MIN_WORDS:
+        return words
+    return [i for i, _ in stable]
+
+
 def _exact_text(tokenizer: Tokenizer, rng: random.Random, vocab: list[int], n: int) -> str:
     allowed = set(vocab)
     ids = [rng.choice(vocab) for _ in range(n)]
@@ -103,10 +126,7 @@ def build_synthetic_prompts(
 ) -> list[Prompt]:
     """`count` prompts of exactly their drawn input length (deterministic for a seed)."""
     rng = random.Random(seed)
-    special = _special_ids(tokenizer)
-    vocab = [
-        i for i in range(tokenizer.get_vocab_size(with_added_tokens=False)) if i not in special
-    ]
+    vocab = _round_trip_vocab(tokenizer)
     if not vocab:
         raise BenchDatasetError("the tokenizer has no regular tokens to build prompts from")
     input_lens = draw_lengths(rng, isl, range_ratio, count)
