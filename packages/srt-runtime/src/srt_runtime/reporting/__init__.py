@@ -1,0 +1,9 @@
+"""Results that leave the cluster: status API, live log streaming, S3 upload, AI analysis,
+post_eval dispatch, identity verification and worker fingerprints.
+
+Every entry point that touches the network is bounded in time and returns a result instead of
+raising, so reporting can never change a job's exit code or delay it beyond the documented
+bounds. Nothing here prints; messages go to a ``(level, message)`` callable such as
+``logging.getLogger("srt_runtime").log``. Secrets (bearer token, S3 keys, API keys) are read from
+the environment or the config at the call, kept in memory and never written to any file.
+"""

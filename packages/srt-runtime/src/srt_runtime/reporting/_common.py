@@ -1,0 +1,72 @@
+"""Small pieces shared by the reporting modules: the log callable, the bearer header, URLs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Callable, Iterable, Mapping
+
+__all__ = [
+    "DEFAULT_TOKEN_ENV",
+    "LogFn",
+    "OnceLog",
+    "bearer_headers",
+    "iso_utc",
+    "merge_endpoints",
+    "null_log",
+    "token_from",
+]
+
+#: ``(level, message)``; ``logging.Logger.log`` fits. Reporting never prints.
+LogFn = Callable[[int, str], None]
+
+DEFAULT_TOKEN_ENV = "SRTCTL_STATUS_TOKEN"
+
+
+def null_log(level: int, message: str) -> None:
+    """A :data:`LogFn` that drops everything."""
+
+
+def merge_endpoints(endpoint: str | None, endpoints: Iterable[str] | None) -> tuple[str, ...]:
+    """``endpoint`` then ``endpoints``; trailing ``/`` stripped, blanks and repeats dropped."""
+    merged: list[str] = []
+    for raw in (endpoint, *(endpoints or ())):
+        if raw is None:
+            continue
+        url = raw.strip().rstrip("/")
+        if url and url not in merged:
+            merged.append(url)
+    return tuple(merged)
+
+
+def bearer_headers(token: str | None) -> dict[str, str]:
+    """``Authorization: Bearer <token>``, or nothing when the token is unset or empty."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def token_from(environ: Mapping[str, str], token_env: str | None) -> str | None:
+    """The bearer token held by the variable named ``token_env`` (default SRTCTL_STATUS_TOKEN)."""
+    value = environ.get(token_env or DEFAULT_TOKEN_ENV, "")
+    return value or None
+
+
+def iso_utc(seconds: float) -> str:
+    """Epoch seconds as ISO 8601 UTC with a ``Z`` suffix (second precision)."""
+    stamp = dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class OnceLog:
+    """Logs each distinct key once (a collector that is down is reported once, not per event)."""
+
+    def __init__(self, log: LogFn) -> None:
+        self._log = log
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, key: str, level: int, message: str) -> None:
+        with self._lock:
+            if key in self._seen:
+                return
+            self._seen.add(key)
+        self._log(level, message)

@@ -1,0 +1,23 @@
+"""The exception family of ``srt_runtime.reporting``.
+
+Reporting never changes a job's outcome: the public ``run_``/``upload_``/``send`` entry points
+return a result that names the failure instead of raising. These exceptions are raised only for
+bad *input* handed to the pure builders (a malformed ``post_eval.passthrough_env`` entry, a
+``reporting.s3`` block with no bucket...), which callers should surface at load or dry-run time.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PostEvalConfigError", "ReportingConfigError", "ReportingError"]
+
+
+class ReportingError(Exception):
+    """Base class of every error raised by ``srt_runtime.reporting``."""
+
+
+class ReportingConfigError(ReportingError):
+    """A ``reporting`` block cannot be used as written (the message names the field and fix)."""
+
+
+class PostEvalConfigError(ReportingError):
+    """``post_eval`` cannot be dispatched as written (the message names the field and fix)."""
