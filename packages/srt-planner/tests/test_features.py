@@ -309,3 +309,96 @@ def test_mooncake_master_env_and_kvbm(make_recipe: RecipeFactory, cluster: Clust
         "5600",
         "5601",
     )
+
+
+def test_services_only_job_heads_on_the_first_pool_node(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    recipe = make_recipe(
+        roles={},
+        frontend={"type": "none"},
+        services=[
+            {
+                "name": "train",
+                "command": ["torchrun", "{pool_node_count}"],
+                "nodes": 2,
+                "terminal": True,
+            }
+        ],
+    )
+    plan = plan_job(recipe, cluster, "n[0-1]", "1")
+    assert (plan.node_roles.head, plan.node_roles.workers, plan.node_roles.pools) == (
+        "n0",
+        (),
+        {"train": ("n0", "n1")},
+    )
+    assert [(s.name, s.argv, s.terminal) for s in plan.processes] == [
+        ("service_train_n0", ("torchrun", "2"), True),
+        ("service_train_n1", ("torchrun", "2"), True),
+    ]
+    assert plan.health.family == "none"
+
+
+def test_every_mocker_field_has_its_flag(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    engine = {
+        "type": "mocker",
+        "engine_type": "sglang",
+        "speedup_ratio": 2.5,
+        "decode_speedup_ratio": 3.0,
+        "num_gpu_blocks_override": 100,
+        "max_num_seqs": 7,
+        "max_num_batched_tokens": 99,
+        "block_size": 32,
+        "data_parallel_size": 2,
+        "num_workers": 3,
+        "startup_time": 1.5,
+        "kv_transfer_bandwidth": 10.0,
+        "kv_cache_dtype": "fp8",
+        "enable_prefix_caching": False,
+        "enable_chunked_prefill": False,
+        "preemption_mode": "swap",
+    }
+    recipe = make_recipe(
+        engine=engine,
+        roles={"prefill": {"nodes": 1, "workers": 1}, "decode": {"nodes": 1, "workers": 1}},
+        frontend={"enable_multiple_frontends": False},
+    )
+    argv = _by_name(plan_job(recipe, cluster, "n[0-1]", "1"))["prefill_0_n0"].argv
+    assert argv[3:] == (
+        "--model-path",
+        "/model",
+        "--disaggregation-mode",
+        "prefill",
+        "--bootstrap-ports",
+        "7200",
+        "--engine-type",
+        "sglang",
+        "--speedup-ratio",
+        "2.5",
+        "--data-parallel-size",
+        "2",
+        "--num-gpu-blocks-override",
+        "100",
+        "--max-num-seqs",
+        "7",
+        "--max-num-batched-tokens",
+        "99",
+        "--decode-speedup-ratio",
+        "3.0",
+        "--block-size",
+        "32",
+        "--num-workers",
+        "3",
+        "--startup-time",
+        "1.5",
+        "--kv-transfer-bandwidth",
+        "10.0",
+        "--kv-cache-dtype",
+        "fp8",
+        "--no-enable-prefix-caching",
+        "--no-enable-chunked-prefill",
+        "--preemption-mode",
+        "swap",
+    )
