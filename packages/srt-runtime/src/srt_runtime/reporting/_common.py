@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 __all__ = [
     "DEFAULT_TOKEN_ENV",
@@ -14,6 +15,7 @@ __all__ = [
     "iso_utc",
     "merge_endpoints",
     "null_log",
+    "run_bounded",
     "token_from",
 ]
 
@@ -21,6 +23,8 @@ __all__ = [
 LogFn = Callable[[int, str], None]
 
 DEFAULT_TOKEN_ENV = "SRTCTL_STATUS_TOKEN"
+
+T = TypeVar("T")
 
 
 def null_log(level: int, message: str) -> None:
@@ -70,3 +74,29 @@ class OnceLog:
                 return
             self._seen.add(key)
         self._log(level, message)
+
+
+def run_bounded(
+    target: Callable[[], T], timeout: float, *, name: str
+) -> tuple[bool, T | None, BaseException | None]:
+    """Run ``target`` on a daemon thread and wait at most ``timeout`` seconds.
+
+    Returns ``(finished, value, error)``. When the time is up the thread is abandoned (it is a
+    daemon, so it cannot keep the process alive): this is the hard bound behind every network
+    step whose library has no overall deadline of its own.
+    """
+    box: list[T] = []
+    errors: list[BaseException] = []
+
+    def _run() -> None:
+        try:
+            box.append(target())
+        except BaseException as exc:  # handed to the caller, which reports it
+            errors.append(exc)
+
+    thread = threading.Thread(target=_run, name=name, daemon=True)
+    thread.start()
+    thread.join(max(timeout, 0.0))
+    if thread.is_alive():
+        return False, None, None
+    return True, (box[0] if box else None), (errors[0] if errors else None)
