@@ -240,3 +240,14 @@ def test_manual_waits_until_stopped(tmp_path: Path) -> None:
     timer.start()
     assert _run(ManualPlan(), tmp_path, stop) == 0
     assert time.monotonic() - start >= 0.25
+
+
+def test_custom_tokenizer_classes_are_rejected() -> None:
+    with pytest.raises(BenchConfigError) as err:
+        build_plan(
+            _config(type="sa-bench", isl=1, osl=1, concurrencies=[1], custom_tokenizer="a.B"), CTX
+        )
+    assert str(err.value) == (
+        "$.benchmark.custom_tokenizer: 'a.B' is not supported: srt-bench reads tokenizer.json "
+        "from the model folder (tokenizer_path); unset custom_tokenizer"
+    )

@@ -88,6 +88,11 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         raise BenchConfigError(
             "$.benchmark.concurrencies: sa-bench needs at least one concurrency, e.g. [4, 8]"
         )
+    if b.custom_tokenizer:
+        raise BenchConfigError(
+            f"$.benchmark.custom_tokenizer: {b.custom_tokenizer!r} is not supported: srt-bench "
+            "reads tokenizer.json from the model folder (tokenizer_path); unset custom_tokenizer"
+        )
     dataset_name = b.dataset_name or "random"
     if dataset_name not in {"random", "custom"}:
         raise BenchConfigError(
