@@ -6,7 +6,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -97,3 +97,24 @@ def prometheus_parser():  # type: ignore[no-untyped-def]
     import prometheus_client.parser
 
     return prometheus_client.parser
+
+
+@pytest.fixture
+def spawn() -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start `python -m srt_telemetry ARGS` processes that are always reaped at teardown (so a
+    failing assertion never leaves a process behind)."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*args: str, quiet: bool = False) -> subprocess.Popen[str]:
+        out = subprocess.DEVNULL if quiet else subprocess.PIPE
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "srt_telemetry", *args], stdout=out, stderr=out, text=True
+        )
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)

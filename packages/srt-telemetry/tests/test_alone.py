@@ -18,12 +18,21 @@ from fakes.replay import replay_server
 PACKAGE = HERE.parent
 WORKSPACE = ["srt_schema", "srt_planner", "srt_runtime", "srt_bench", "srt_cli"]
 
-# Runs `srt-telemetry scrape` in-process, stops it with a real SIGTERM after ~1.5 s, then reports
+# Runs `srt-telemetry scrape` in-process, stops it with a real SIGTERM ~1 s after it starts, reports
 # which srt_* modules were imported and which other workspace packages are installed at all.
 PROBE = r"""
-import importlib.util, json, os, signal, sys, threading
+import importlib.util, json, os, signal, sys, threading, time
 from srt_telemetry.cli import main
-threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+cfg = json.load(open(sys.argv[1]))
+
+def stop_later():
+    # the SIGTERM handler is installed before the scraper creates its storage directory
+    while not os.path.isdir(cfg["storage"]):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+threading.Thread(target=stop_later, daemon=True).start()
 code = main(["scrape", "--config", sys.argv[1]])
 loaded = sorted({m.split(".")[0] for m in sys.modules if m.startswith("srt_")})
 installed = [m for m in WORKSPACE if importlib.util.find_spec(m)]

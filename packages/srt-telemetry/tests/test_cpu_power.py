@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import msgspec
@@ -152,29 +153,13 @@ def _config(tmp_path: Path, hwmon: Path, **kw: object) -> Path:
     return path
 
 
-def test_collect_two_nodes_and_merge(tmp_path: Path) -> None:
+def test_collect_two_nodes_and_merge(tmp_path: Path, spawn: Any) -> None:
     cfg = _config(tmp_path, make_hwmon(tmp_path / "hwmon"), required=True)
     assert _cli("cpu-power", "wait-ready", "--config", str(cfg), "--init").returncode == 0
     out = tmp_path / "logs" / "cpu_power"
     assert json.loads((out / "manifest.json").read_text())["status"] == "starting"
     procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "srt_telemetry",
-                "cpu-power",
-                "collect",
-                "--config",
-                str(cfg),
-                "--hostname",
-                h,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for h in ("n1", "n2")
+        spawn("cpu-power", "collect", "--config", str(cfg), "--hostname", h) for h in ("n1", "n2")
     ]
     ready = _cli("cpu-power", "wait-ready", "--config", str(cfg))
     assert ready.returncode == 0, ready.stderr
@@ -302,3 +287,25 @@ def test_exporter_port_in_use(tmp_path: Path) -> None:
         f"cannot listen on 127.0.0.1:{port}: Address already in use; "
         "pick a free port (telemetry.cpu_power_exporter.port)"
     )
+
+
+def test_parse_cpu_exporter_bodies() -> None:
+    from srt_telemetry.cpu_scrape import parse_cpu_exporter
+
+    mode, rows, total = parse_cpu_exporter((DATA / "cpu-power-exporter.txt").read_text())
+    assert (mode, len(rows), total) == ("acpi", 6, 98.029 + 101.5)
+    dcgm = (
+        'cpu_power_dcgm_watts{socket="0",field_id="1130",source="dcgm"} 50.5\n'
+        'cpu_power_dcgm_watts{socket="0",field_id="1132",source="dcgm"} 7\n'
+        'cpu_power_dcgm_watts{socket="1",field_id="1130",source="dcgm"} 49.5\n'
+    )
+    mode, rows, total = parse_cpu_exporter(dcgm)
+    assert (mode, total) == ("dcgm", 100.0)
+    assert [r.sensor for r in rows] == [
+        "dcgm/socket0/field1130",
+        "dcgm/socket0/field1132",
+        "dcgm/socket1/field1130",
+    ]
+    rails_only = 'cpu_power_acpi_watts{sensor="hwmon3/power2",type="cpu_rail",socket="0"} 5\n'
+    assert parse_cpu_exporter(rails_only + dcgm)[0::2] == ("acpi", None)  # ACPI preferred
+    assert parse_cpu_exporter("# nothing\n") == ("none", [], None)

@@ -4,15 +4,18 @@ then `power finalize` and its exit code."""
 
 from __future__ import annotations
 
+import csv
 import json
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
+from conftest import DATA
 from fakes.dcgm import dcgm_body
 from fakes.replay import replay_server
 
@@ -37,7 +40,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _config(tmp_path: Path, url: object, *, required: bool, n2_gpus: int = 2) -> Path:
+def _config(
+    tmp_path: Path, url: object, *, required: bool, n2_gpus: int = 2, cpu: bool = False
+) -> Path:
     devices = [
         ExpectedDevice(
             hostname="n1",
@@ -71,6 +76,14 @@ def _config(tmp_path: Path, url: object, *, required: bool, n2_gpus: int = 2) ->
         startup_timeout_seconds=3.0,
         required=required,
         exporter_command="dcgm-exporter --collect-interval=100 --address :9401",
+        cpu_exporter_endpoints=(
+            (
+                PowerEndpoint(hostname="n1", url=url("/cpu")),  # type: ignore[operator]
+                PowerEndpoint(hostname="n2", url=url("/gone")),  # type: ignore[operator]
+            )
+            if cpu
+            else ()
+        ),
     )
     path = tmp_path / "power.json"
     path.write_bytes(msgspec.json.encode(cfg))
@@ -109,15 +122,15 @@ def _write_window(logs: Path, start: float, end: float, tokens: int = 1000) -> N
     )
 
 
-def test_publishable_capture(tmp_path: Path, dcgm_text: str) -> None:
-    with replay_server({"/n1": dcgm_text, "/n2": N2_BODY}) as srv:
-        cfg = _config(tmp_path, srv.url, required=True)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "srt_telemetry", "power", "collect", "--config", str(cfg)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+def test_publishable_capture(tmp_path: Path, dcgm_text: str, spawn: Any) -> None:
+    bodies = {
+        "/n1": dcgm_text,
+        "/n2": N2_BODY,
+        "/cpu": (DATA / "cpu-power-exporter.txt").read_text(),
+    }
+    with replay_server(bodies) as srv:
+        cfg = _config(tmp_path, srv.url, required=True, cpu=True)
+        proc = spawn("power", "collect", "--config", str(cfg))
         ready = _cli("power", "wait-ready", "--config", str(cfg))
         assert ready.returncode == 0, ready.stderr
         manifest = json.loads((tmp_path / "logs" / "power" / "manifest.json").read_text())
@@ -165,17 +178,40 @@ def test_publishable_capture(tmp_path: Path, dcgm_text: str) -> None:
     assert w["joules_per_output_token"] == pytest.approx(w["energy_joules"] / 1000, rel=1e-6)
     header = (tmp_path / "logs" / "power" / "samples.csv").read_text().splitlines()[0]
     assert header == "schema_version,timestamp_unix,scrape_seq,hostname,gpu_index,gpu_uuid,power_w"
+    # CPU exporter leg (best-effort): n1 answers, n2 does not
+    cpu_manifest = json.loads(
+        (tmp_path / "logs" / "power" / "cpu" / "cpu_manifest.json").read_text()
+    )
+    nodes = cpu_manifest["nodes"]
+    assert cpu_manifest["producer"] == "srt-slurm.cpu-power"
+    assert nodes["n1"]["resolved_mode"] == "acpi" and nodes["n1"]["error_count"] == 0
+    assert nodes["n2"] == {
+        "resolved_mode": None,
+        "scrape_count": 0,
+        "error_count": nodes["n2"]["error_count"],
+    }
+    assert nodes["n2"]["error_count"] >= 5
+    with (tmp_path / "logs" / "power" / "cpu" / "samples.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == [
+        "schema_version",
+        "timestamp_unix",
+        "hostname",
+        "source",
+        "sensor",
+        "socket_id",
+        "power_w",
+        "total_power_w",
+    ]
+    assert len(rows) == 6 * nodes["n1"]["scrape_count"]
+    assert {r["total_power_w"] for r in rows} == {"199.529"}
 
 
-def test_required_but_a_gpu_never_reports(tmp_path: Path, dcgm_text: str) -> None:
+def test_required_but_a_gpu_never_reports(tmp_path: Path, dcgm_text: str, spawn: Any) -> None:
     """n2 is expected to have 3 GPUs but reports 2: never ready; required => exit 1."""
     with replay_server({"/n1": dcgm_text, "/n2": N2_BODY}) as srv:
         cfg = _config(tmp_path, srv.url, required=True, n2_gpus=3)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "srt_telemetry", "power", "collect", "--config", str(cfg)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = spawn("power", "collect", "--config", str(cfg), quiet=True)
         ready = _cli("power", "wait-ready", "--config", str(cfg))
         assert ready.returncode == 1
         assert "exporter_startup_timeout" in ready.stderr
@@ -189,14 +225,10 @@ def test_required_but_a_gpu_never_reports(tmp_path: Path, dcgm_text: str) -> Non
     assert m["window_validations"][0]["reason_codes"] == ["measurement_window_missing"]
 
 
-def test_best_effort_interrupted_exits_zero(tmp_path: Path, dcgm_text: str) -> None:
+def test_best_effort_interrupted_exits_zero(tmp_path: Path, dcgm_text: str, spawn: Any) -> None:
     with replay_server({"/n1": dcgm_text, "/n2": N2_BODY}) as srv:
         cfg = _config(tmp_path, srv.url, required=False)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "srt_telemetry", "power", "collect", "--config", str(cfg)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = spawn("power", "collect", "--config", str(cfg), quiet=True)
         assert _cli("power", "wait-ready", "--config", str(cfg)).returncode == 0
         # a window the client started but never finished
         _write_window(tmp_path / "logs", time.time(), time.time() + 1)

@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import polars as pl
@@ -29,15 +30,6 @@ def _write_config(tmp_path: Path, endpoints: list[ScrapeEndpoint], **kw: object)
     path = tmp_path / "scrape.json"
     path.write_bytes(msgspec.json.encode(cfg))
     return path
-
-
-def _start(config: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "srt_telemetry", "scrape", "--config", str(config)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def _wait_for(pred, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
@@ -71,7 +63,9 @@ def _replay_endpoints(url: object) -> list[ScrapeEndpoint]:
     ]
 
 
-def test_sigterm_compacts_into_final(tmp_path: Path, dcgm_text: str, node_text: str) -> None:
+def test_sigterm_compacts_into_final(
+    tmp_path: Path, dcgm_text: str, node_text: str, spawn: Any
+) -> None:
     bodies = {
         "/dcgm": dcgm_text,
         "/node": node_text,
@@ -79,7 +73,7 @@ def test_sigterm_compacts_into_final(tmp_path: Path, dcgm_text: str, node_text: 
     }
     with replay_server(bodies) as srv:
         cfg = _write_config(tmp_path, _replay_endpoints(srv.url), save_interval_secs=0.3)
-        proc = _start(cfg)
+        proc = spawn("scrape", "--config", str(cfg))
         local = tmp_path / "tachometer" / "local"
         _wait_for(lambda: local.is_dir() and len(list(local.glob("out-*.parquet"))) >= 2)
         proc.send_signal(signal.SIGTERM)
@@ -123,7 +117,9 @@ def test_sigterm_compacts_into_final(tmp_path: Path, dcgm_text: str, node_text: 
     assert sorted(p.name for p in local.iterdir()) == []
 
 
-def test_sigkill_keeps_every_sealed_segment(tmp_path: Path, dcgm_text: str, node_text: str) -> None:
+def test_sigkill_keeps_every_sealed_segment(
+    tmp_path: Path, dcgm_text: str, node_text: str, spawn: Any
+) -> None:
     bodies = {
         "/dcgm": dcgm_text,
         "/node": node_text,
@@ -133,7 +129,7 @@ def test_sigkill_keeps_every_sealed_segment(tmp_path: Path, dcgm_text: str, node
         cfg = _write_config(
             tmp_path, _replay_endpoints(srv.url), save_interval_secs=0.2, sync_interval_secs=0.7
         )
-        proc = _start(cfg)
+        proc = spawn("scrape", "--config", str(cfg))
         local = tmp_path / "tachometer" / "local"
         final = tmp_path / "tachometer" / "raw" / "scrape" / "final.parquet"
         _wait_for(lambda: final.exists() and len(list(local.glob("*.parquet"))) >= 2)

@@ -22,6 +22,7 @@ import httpx
 
 from srt_telemetry.atomic import write_json_atomic
 from srt_telemetry.config import PowerConfig, PowerEndpoint
+from srt_telemetry.cpu_scrape import CpuExporterScraper
 from srt_telemetry.power_manifest import CollectorState, initial_manifest
 from srt_telemetry.power_parse import parse_power
 from srt_telemetry.power_samples import Sample, SamplesWriter
@@ -132,6 +133,20 @@ def run_power_collector(config: PowerConfig, stop: threading.Event) -> Collector
     write_json_atomic(power_dir / "manifest.json", manifest)
     col.save()
     interval = config.collect_interval_ms / 1000.0
+    cpu_leg = (
+        CpuExporterScraper(
+            config.cpu_exporter_endpoints,
+            power_dir / "cpu",
+            interval=interval,
+            timeout=config.request_timeout_seconds,
+            stop=stop,
+            producer_git_commit=config.producer_git_commit,
+        )
+        if config.cpu_exporter_endpoints
+        else None
+    )
+    if cpu_leg is not None:
+        cpu_leg.start()
     deadline = time.monotonic() + config.startup_timeout_seconds
     timeout = httpx.Timeout(config.request_timeout_seconds)
     pool = ThreadPoolExecutor(max_workers=max(1, len(config.endpoints)), thread_name_prefix="dcgm")
@@ -163,6 +178,8 @@ def run_power_collector(config: PowerConfig, stop: threading.Event) -> Collector
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         writer.close()
+        if cpu_leg is not None:
+            cpu_leg.join(timeout=2 * config.request_timeout_seconds + 1)
         col.state.status = "stopped"
         col.state.stopped_at_unix = time.time()
         col.save()
