@@ -37,6 +37,8 @@ class CollectorState:
     delay: float = 0.0
     #: number of upcoming log-chunk POSTs answered with HTTP 500
     fail_log_posts: int = 0
+    #: job id put in log acks instead of the real one (a confused collector)
+    ack_job_id: str | None = None
     #: file -> bytes stored, and the final flag seen
     logs: dict[str, bytearray] = field(default_factory=dict)
     finals: set[str] = field(default_factory=set)
@@ -103,7 +105,8 @@ def _handler(state: CollectorState, job_id: str) -> type[BaseHTTPRequestHandler]
                         stored.extend(req.body)
                     if req.query.get("final") == "1":
                         state.finals.add(name)
-                self._reply(200, {"job_id": job_id, "stored": 1 if fresh else 0})
+                ack_id = state.ack_job_id or job_id
+                self._reply(200, {"job_id": ack_id, "stored": 1 if fresh else 0})
             elif req.path == f"/api/jobs/{job_id}/captures":
                 with state.lock:
                     name, offset = req.query["file"], int(req.query["offset"])
