@@ -45,7 +45,7 @@ def test_render_runs_preflight(invoke: Invoke, data: Path, tmp_path: Path) -> No
     result = invoke("render", "-f", str(data / "mocker-agg.yaml"), "--to", str(tmp_path / "x"))
     assert result.exit_code == 4
     assert result.stderr.startswith(f"error: preflight failed for {data / 'mocker-agg.yaml'}:\n")
-    assert "model.path: '/models/qwen3-0.6b' is not a folder" in result.stderr
+    assert "$.model.path: '/models/qwen3-0.6b' is not a folder" in result.stderr
     skipped = invoke(
         "render", "-f", str(data / "mocker-agg.yaml"), "--to", str(tmp_path / "x"), "--no-preflight"
     )
@@ -59,10 +59,12 @@ def test_preflight_reports_each_job(invoke: Invoke, data: Path, tmp_path: Path) 
     assert ok.stdout == f"✓ {good}: mocker-agg\n"
     bad = invoke("preflight", "-f", str(data / "overrides.yaml:override_two"))
     assert bad.exit_code == 4
+    label = f"{data / 'overrides.yaml'}:override_two"
     assert bad.stdout.splitlines() == [
-        f"✗ {data / 'overrides.yaml'}:override_two: ovr_two",
-        "  model.path: '/models/qwen3-0.6b' is not a folder and not a model_paths alias in "
-        "srtslurm.yaml (aliases: none); give an existing folder, an alias, or hf:<repo>",
+        f"✗ {label}: ovr_two",
+        f"  {label}: $.model.path: '/models/qwen3-0.6b' is not a folder and not a model_paths "
+        "alias (no srtslurm.yaml was found, so there are no aliases); give an existing folder, "
+        "an alias, or hf:<repo>",
     ]
 
 
@@ -76,10 +78,10 @@ def test_preflight_unknown_alias(invoke: Invoke, data: Path, tmp_path: Path) -> 
     result = invoke("preflight", "-f", str(recipe))
     assert result.exit_code == 4
     assert result.stdout.splitlines()[1:] == [
-        "  model.path: alias 'qwen' resolves to '/nowhere/qwen', which is not a folder on this "
-        "machine; fix model_paths in srtslurm.yaml or mount the model",
-        "  model.container: 'dynamoo' is neither a registry image (name:tag) nor an existing "
-        "file, and not a containers alias in srtslurm.yaml (aliases: dynamo)",
+        f"  {recipe}: $.model.path: alias 'qwen' resolves to '/nowhere/qwen', which is not a "
+        "folder on this machine; fix model_paths in srtslurm.yaml or mount the model",
+        f"  {recipe}: $.model.container: 'dynamoo' is neither a registry image (name:tag) nor an "
+        "existing file, and not a containers alias (did you mean 'dynamo'?)",
     ]
 
 

@@ -70,7 +70,7 @@ def _services_section(plan: JobPlan) -> str:
                 ",".join(spec.nodes),
                 spec.phase,
                 "yes" if spec.critical else "no",
-                spec.implied_by or "declared",
+                spec.implied_by or ("declared in services" if spec.kind == "service" else "-"),
             ]
         )
     if not rows:

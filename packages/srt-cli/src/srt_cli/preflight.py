@@ -4,6 +4,7 @@ cluster config says (cli-and-config.md §3.12). Reads the filesystem and PATH; s
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from srt_cli.planning import PlannedJob
     from srt_schema.cluster import ClusterConfig
 
-__all__ = ["Finding", "check_job", "is_image_uri"]
+__all__ = ["Finding", "check_job", "is_image_uri", "unknown_aliases"]
 
 
 @dataclass(frozen=True)
@@ -47,15 +48,15 @@ def _check_model(path: str, cluster: ClusterConfig | None) -> Finding | None:
     alias = _alias_of(path, cluster.model_paths if cluster else None)
     if alias is not None:
         return Finding(
-            "model.path",
+            "$.model.path",
             f"alias {alias!r} resolves to {path!r}, which is not a folder on this machine; "
             "fix model_paths in srtslurm.yaml or mount the model",
         )
-    known = ", ".join(sorted((cluster.model_paths or {}) if cluster else {})) or "none"
+    hint = _suggest(path, cluster.model_paths if cluster else None, cluster is not None)
     return Finding(
-        "model.path",
-        f"{path!r} is not a folder and not a model_paths alias in srtslurm.yaml "
-        f"(aliases: {known}); give an existing folder, an alias, or hf:<repo>",
+        "$.model.path",
+        f"{path!r} is not a folder and not a model_paths alias ({hint}); give an existing "
+        "folder, an alias, or hf:<repo>",
     )
 
 
@@ -67,11 +68,11 @@ def _check_image(field: str, image: str, cluster: ClusterConfig | None) -> Findi
         return Finding(
             field, f"alias {alias!r} resolves to {image!r}, which is not a file on this machine"
         )
-    known = ", ".join(sorted((cluster.containers or {}) if cluster else {})) or "none"
+    hint = _suggest(image, cluster.containers if cluster else None, cluster is not None)
     return Finding(
         field,
         f"{image!r} is neither a registry image (name:tag) nor an existing file, and not a "
-        f"containers alias in srtslurm.yaml (aliases: {known})",
+        f"containers alias ({hint})",
     )
 
 
@@ -102,7 +103,7 @@ def check_job(
                 continue
             seen.add(spec.container.image)
             field = (
-                "model.container"
+                "$.model.container"
                 if spec.container.image == recipe.model.container
                 else (f"container of {spec.name}")
             )
@@ -117,3 +118,43 @@ def check_job(
             if binary is not None:
                 findings.append(binary)
     return findings
+
+
+def _suggest(value: str, table: dict[str, str] | None, have_cluster: bool) -> str:
+    if not have_cluster:
+        return "no srtslurm.yaml was found, so there are no aliases"
+    aliases = sorted(table or {})
+    close = difflib.get_close_matches(value, aliases, n=1)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    return f"known aliases: {', '.join(aliases)}" if aliases else "srtslurm.yaml defines none"
+
+
+def unknown_aliases(planned: PlannedJob, cluster: ClusterConfig | None) -> list[Finding]:
+    """References that look like aliases but resolve to nothing (dry-run warns about them).
+
+    A relative ``model.path`` that is not ``hf:`` and a ``model.container`` that is neither a
+    registry reference nor a path were almost certainly meant as srtslurm.yaml aliases.
+    """
+    recipe = planned.job.recipe
+    found: list[Finding] = []
+    have = cluster is not None
+    path = recipe.model.path
+    if not path.startswith(("/", "~", "$", "hf:", ".")):
+        found.append(
+            Finding(
+                "$.model.path",
+                f"{path!r} is not an absolute path, hf:<repo> or a model_paths alias "
+                f"({_suggest(path, cluster.model_paths if cluster else None, have)})",
+            )
+        )
+    image = recipe.model.container
+    if not is_image_uri(image) and not image.startswith(("/", "~", "$", ".")):
+        found.append(
+            Finding(
+                "$.model.container",
+                f"{image!r} is not a registry image (name:tag), a path or a containers alias "
+                f"({_suggest(image, cluster.containers if cluster else None, have)})",
+            )
+        )
+    return found

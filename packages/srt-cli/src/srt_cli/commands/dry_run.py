@@ -49,6 +49,7 @@ def command(
     environment by scope, and every command line. Sweeps and override files show every job.
     """
     from srt_cli.describe import describe_job
+    from srt_cli.preflight import unknown_aliases
     from srt_cli.session import open_session
 
     session = open_session(edge, output=output, sets=sets, unsets=unsets)
@@ -70,5 +71,9 @@ def command(
         for position, item in enumerate(planned, 1):
             header = f"[{position}/{len(planned)}] {item.job.label}: {item.job.name}"
             click.echo(describe_job(item, header=header))
+            for finding in unknown_aliases(item, cluster.config):
+                click.echo(
+                    f"warning: {item.job.label}: {finding.field}: {finding.message}", err=True
+                )
 
     for_each_source(sources, step)

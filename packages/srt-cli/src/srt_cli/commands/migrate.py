@@ -76,17 +76,17 @@ def command(files: tuple[str, ...], in_place: bool, output: Path | None) -> None
             continue
         migrated += 1
         summary = ", ".join(result.notes) if result.changed else "already current"
-        line = f"{{}}: schema {result.from_version} -> {result.to_version} ({summary})"
+        change = f"schema {result.from_version} -> {result.to_version} ({summary})"
         if not in_place and output is None:
             click.echo(result.text, nl=False)
-            click.echo(f"✓ {line.format(label)}", err=True)
+            click.echo(f"✓ {label}: {change}", err=True)
             continue
         target = output if output is not None else path
         assert target is not None
         if result.changed or output is not None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(result.text)
-        click.echo(f"✓ {line.format(target)}")
+        click.echo(f"✓ {target}: {change}")
     if failed:
         click.echo(f"\n{migrated} migrated, {failed} not migrated")
         raise click.exceptions.Exit(EXIT_USAGE)

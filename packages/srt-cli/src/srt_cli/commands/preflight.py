@@ -46,7 +46,7 @@ def command(
             mark = "✗" if findings else "✓"
             click.echo(f"{mark} {planned.job.label}: {planned.job.name}")
             for finding in findings:
-                click.echo(f"  {finding.field}: {finding.message}")
+                click.echo(f"  {planned.job.label}: {finding.field}: {finding.message}")
             failed += bool(findings)
         if failed:
             raise SlurmError(f"{source.label}: preflight failed for {failed} job(s)")

@@ -73,7 +73,7 @@ def command(
         search_path = edge.environ.get("PATH", os.defpath)
         findings = check_job(job, session.cluster.config, search_path=search_path)
         if findings:
-            lines = "\n".join(f"  {f.field}: {f.message}" for f in findings)
+            lines = "\n".join(f"  {job.job.label}: {f.field}: {f.message}" for f in findings)
             raise SlurmError(f"preflight failed for {job.job.label}:\n{lines}")
     script = folder / "sbatch_script.sh"
     write_job_files(
