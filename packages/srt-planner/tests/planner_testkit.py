@@ -14,7 +14,10 @@ import msgspec
 
 from srt_schema.recipe import Recipe
 
-__all__ = ["BASE_RECIPE", "RecipeFactory", "build_recipe"]
+__all__ = ["BASE_RECIPE", "EXPORTERS", "RecipeFactory", "build_recipe"]
+
+#: Services implied by Tachometer on every pyxis job; tests about other services leave them out.
+EXPORTERS = frozenset({"dcgm-exporter", "node-exporter", "process-exporter"})
 
 RecipeFactory = Callable[..., Recipe]
 

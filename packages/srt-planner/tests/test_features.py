@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from planner_testkit import RecipeFactory
+from planner_testkit import EXPORTERS, RecipeFactory
 
 from srt_planner import JobPlan, PlanningError, plan_job
 from srt_planner.plan import ProcessSpec
@@ -86,7 +86,9 @@ def test_pools_and_riders_e12(make_recipe: RecipeFactory, cluster: ClusterConfig
     ]
     recipe = make_recipe(services=services, benchmark={"type": "custom", "command": "true"})
     plan = plan_job(recipe, cluster, "n[0-3]", "1")
-    names = [s.name for s in plan.processes if s.kind == "service" and s.role != "etcd"]
+    names = [
+        s.name for s in plan.processes if s.kind == "service" and s.role not in {"etcd", *EXPORTERS}
+    ]
     assert names == [
         "service_train_n1",
         "service_train_n2",
@@ -283,7 +285,7 @@ def test_direct_vllm_serves_the_public_port(
         "8000",
         "--served-model-name",
     )
-    assert not [s for s in plan.processes if s.kind in ("frontend", "service")]
+    assert not [s for s in plan.processes if s.kind == "frontend" or s.role in ("etcd", "nats")]
     assert plan.health.family == "direct" and plan.frontend_url == "http://n0:8000"
 
 
@@ -332,7 +334,8 @@ def test_services_only_job_heads_on_the_first_pool_node(
         (),
         {"train": ("n0", "n1")},
     )
-    assert [(s.name, s.argv, s.terminal) for s in plan.processes] == [
+    services = [s for s in plan.processes if s.kind == "service" and s.role not in EXPORTERS]
+    assert [(s.name, s.argv, s.terminal) for s in services] == [
         ("service_train_n0", ("torchrun", "2"), True),
         ("service_train_n1", ("torchrun", "2"), True),
     ]
@@ -402,3 +405,34 @@ def test_every_mocker_field_has_its_flag(
         "--preemption-mode",
         "swap",
     )
+
+
+def test_default_exporters_follow_tachometer(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    recipe = make_recipe(
+        roles={"agg": {"nodes": 2, "workers": 2}}, frontend={"enable_multiple_frontends": False}
+    )
+    plan = plan_job(recipe, cluster, "n[0-1]", "1")
+    specs = _by_name(plan)
+    dcgm = specs["service_dcgm-exporter_n1"]
+    assert dcgm.argv == ("dcgm-exporter", "--collect-interval=1000", "--address", ":9401")
+    assert dcgm.srun_argv[-4:] == dcgm.argv  # distroless image: no bash wrapper
+    assert dcgm.container is not None and dcgm.container.image.startswith(
+        "nvcr.io#nvidia/k8s/dcgm-exporter"
+    )
+    assert (
+        dcgm.critical is False and dcgm.implied_by == "observability.tachometer default exporters"
+    )
+    assert specs["service_process-exporter_n0"].container is None
+    assert "process-exporter.yml" in {f.path for f in plan.files}
+    scrape = {f.path: f.content for f in plan.files}["tachometer_config.json"]
+    assert '"name":"dcgm-exporter_n1","url":"http://n1:9401/metrics"' in scrape
+    off = make_recipe(observability={"tachometer": {"default_exporters": False}})
+    assert not [s for s in plan_job(off, cluster, "n0", "1").processes if s.role in EXPORTERS]
+
+
+def test_no_image_exporters_without_a_container_runtime(make_recipe: RecipeFactory) -> None:
+    cluster = ClusterConfig(container_runtime="none", launcher="local")
+    plan = plan_job(make_recipe(), cluster, "n0", "1")
+    assert not [s for s in plan.processes if s.role in EXPORTERS]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from planner_testkit import RecipeFactory
+from planner_testkit import EXPORTERS, RecipeFactory
 
 from srt_planner import JobPlan, PlanningError, plan_allocation, plan_job
 from srt_planner.plan import ProcessSpec
@@ -65,7 +65,8 @@ def test_e8_ports_masks_and_frontends(make_recipe: RecipeFactory, cluster: Clust
         for node in ("n1", "n2", "n3", "n4", "n5")
     ]
     assert specs["nginx"].nodes == ("n0",)
-    assert [s.name for s in plan.processes if s.kind == "service"] == ["service_etcd"]
+    services = [s.name for s in plan.processes if s.kind == "service" and s.role not in EXPORTERS]
+    assert services == ["service_etcd"]
     assert (plan.health.expected_prefill, plan.health.expected_decode) == (4, 2)
     assert plan_allocation(recipe, cluster).nodes == 6
 
@@ -102,7 +103,7 @@ def test_e9_sglang_router_worker_urls(make_recipe: RecipeFactory, cluster: Clust
         s.argv[2] == "sglang.launch_server" and "--request-plane" not in s.argv for s in workers
     )
     assert all("ETCD_ENDPOINTS" not in s.env for s in workers)
-    assert not [s for s in plan.processes if s.kind == "service"]
+    assert not [s for s in plan.processes if s.kind == "service" and s.role not in EXPORTERS]
     assert plan.health.family == "router" and plan.health.url == "http://10.0.0.1:8000/workers"
 
 
@@ -307,7 +308,7 @@ def test_direct_frontend_needs_one_agg_worker(
 
 def test_nats_only_when_a_plane_uses_it(make_recipe: RecipeFactory, cluster: ClusterConfig) -> None:
     plan = plan_job(make_recipe(dynamo={"request_plane": "nats"}), cluster, "n0", "1")
-    names = [s.name for s in plan.processes if s.kind == "service"]
+    names = [s.name for s in plan.processes if s.kind == "service" and s.role not in EXPORTERS]
     assert names == ["service_etcd", "service_nats"]
     assert _by_name(plan)["agg_0_n0"].env["NATS_SERVER"] == "nats://n0:4222"
 

@@ -18,6 +18,12 @@ from srt_planner.discovery import discovery_env, needs_etcd, needs_nats
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.env import layer_env, render_placeholders
 from srt_planner.errors import PlanningError
+from srt_planner.exporters import (
+    HOST_NATIVE_KINDS,
+    NO_WRAPPER_KINDS,
+    exporter_files,
+    implied_exporters,
+)
 from srt_planner.plan import GeneratedFile, HttpProbe, LogProbe, ProcessSpec, Readiness, TcpProbe
 from srt_planner.ports import (
     ETCD_CLIENT_PORT,
@@ -28,7 +34,12 @@ from srt_planner.ports import (
     NATS_PORT,
 )
 from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
-from srt_schema.recipe import ServiceConfig, ServicePlacementConfig, VLLMBackend
+from srt_schema.recipe import (
+    ServiceConfig,
+    ServiceMetricsConfig,
+    ServicePlacementConfig,
+    VLLMBackend,
+)
 
 __all__ = ["build_services", "effective_services"]
 
@@ -38,6 +49,7 @@ _CRITICAL = frozenset(
     {"etcd", "nats", "mooncake-master", "mooncake-store", "ray", "gms", "lmcache-server"}
 )
 _WORKER_PLACED = frozenset({"dcgm-exporter", "node-exporter", "mooncake-store", "lmcache-server"})
+_EXPORTERS = frozenset({"dcgm-exporter", "node-exporter", "process-exporter"})
 LMCACHE_RPC_PORT = 8750
 LMCACHE_HTTP_PORT = 8751
 RAY_PORT = 6379
@@ -73,6 +85,7 @@ def effective_services(ctx: PlanContext) -> tuple[tuple[ServiceConfig, str | Non
                 "vLLM connector lmcache-mp",
             )
         )
+    implied += implied_exporters(ctx)
     out: list[tuple[ServiceConfig, str | None]] = []
     for service, reason in implied:
         replacement = declared.get(service.name)
@@ -226,6 +239,11 @@ def _kind_ports(service: ServiceConfig) -> dict[str, int]:
             return {"rpc": LMCACHE_RPC_PORT, "http": LMCACHE_HTTP_PORT}
         case "ray":
             return {"gcs": RAY_PORT}
+        case "dcgm-exporter" | "node-exporter" | "process-exporter":
+            metrics = service.metrics
+            if isinstance(metrics, ServiceMetricsConfig):
+                return {"metrics": metrics.port}
+            return {f"metrics_{i}": m.port for i, m in enumerate(metrics)}
         case _:
             return {}
 
@@ -246,6 +264,8 @@ def _readiness(
             timeout_seconds=timeout,
             interval_seconds=interval,
         )
+    if config is None and service.type in _EXPORTERS:
+        return None
     if config is None:
         first = next(iter(ports.values()), None)
         if first is None:
@@ -379,7 +399,8 @@ def build_services(
                 preamble += (render_placeholders(service.preamble, values),)
             name = _instance_name(service, instance, many)
             log = f"{name}.out"
-            container = ctx.container(service.container)
+            host_native = service.type in HOST_NATIVE_KINDS
+            container = None if host_native else ctx.container(service.container)
             step = SrunStep(
                 step_name=name,
                 nodes=(instance.node,),
@@ -390,8 +411,12 @@ def build_services(
                 cpu_bind=service.cpu_bind,
                 het_group=0 if ctx.carving.het_prefill is not None else None,
             )
-            task = wrap_command(
-                argv, env=env, preamble=preamble, head=ctx.cluster.default_bash_preamble
+            task = (
+                argv
+                if service.type in NO_WRAPPER_KINDS
+                else wrap_command(
+                    argv, env=env, preamble=preamble, head=ctx.cluster.default_bash_preamble
+                )
             )
             critical = (
                 service.critical if service.critical is not None else service.type in _CRITICAL
@@ -424,4 +449,5 @@ def build_services(
                     het_group=step.het_group,
                 )
             )
+    files += exporter_files([service for service, _ in effective_services(ctx)])
     return specs, files

@@ -15,6 +15,7 @@ import msgspec
 
 from srt_planner.context import PlanContext
 from srt_planner.plan import GeneratedFile, ProcessSpec
+from srt_planner.services import effective_services
 from srt_planner.srun import SrunStep, render_srun
 from srt_schema.recipe import ServiceMetricsConfig
 
@@ -33,7 +34,7 @@ def _endpoint(name: str, url: str, interval: int, node: str) -> dict[str, Any]:
 
 
 def _service_metrics(spec: ProcessSpec, ctx: PlanContext) -> list[tuple[str, str]]:
-    by_name = {s.name: s for s in ctx.recipe.services}
+    by_name = {s.name: s for s, _ in effective_services(ctx)}
     service = by_name.get(spec.role)
     if service is None:
         return []
