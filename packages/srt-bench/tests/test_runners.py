@@ -251,3 +251,15 @@ def test_custom_tokenizer_classes_are_rejected() -> None:
         "$.benchmark.custom_tokenizer: 'a.B' is not supported: srt-bench reads tokenizer.json "
         "from the model folder (tokenizer_path); unset custom_tokenizer"
     )
+
+
+def test_sa_bench_needs_gpus_but_custom_does_not() -> None:
+    doc = {"benchmark": {"type": "sa-bench", "isl": 1, "osl": 1, "concurrencies": [1]},
+           "endpoint": "http://h:1", "model_name": "m", "total_gpus": 0}  # fmt: skip
+    with pytest.raises(BenchConfigError) as err:
+        build_plan(decode_run_config(msgspec.json.encode(doc)), CTX)
+    assert str(err.value) == (
+        "$.total_gpus: sa-bench reports per-GPU throughput and needs total_gpus >= 1, got 0"
+    )
+    doc["benchmark"] = {"type": "custom", "command": "true"}
+    assert isinstance(build_plan(decode_run_config(msgspec.json.encode(doc)), CTX), CommandPlan)

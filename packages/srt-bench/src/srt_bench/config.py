@@ -46,7 +46,8 @@ class BenchRunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     model_name: str
     #: Folder holding `tokenizer.json` (the model folder); None when the type needs no tokenizer.
     tokenizer_path: str | None = None
-    #: GPUs serving the model (for per-GPU throughput and the rollup's GPU columns).
+    #: GPUs serving the model (per-GPU throughput, the rollup's GPU columns); 0 when no GPU
+    #: worker serves (e.g. a `custom` benchmark against service pools); sa-bench needs >= 1.
     total_gpus: int
     #: GPUs of prefill workers in a disaggregated deployment (None: aggregated).
     prefill_gpus: int | None = None
@@ -80,10 +81,8 @@ def decode_run_config(data: bytes, *, source: str = "bench.json") -> BenchRunCon
         raise BenchConfigError(f"{source}: {exc}") from exc
     except msgspec.DecodeError as exc:
         raise BenchConfigError(f"{source}: not valid JSON: {exc}") from exc
-    if config.total_gpus < 1:
-        raise BenchConfigError(
-            f"{source}: $.total_gpus: must be at least 1, got {config.total_gpus}"
-        )
+    if config.total_gpus < 0:
+        raise BenchConfigError(f"{source}: $.total_gpus: must be >= 0, got {config.total_gpus}")
     for p in config.percentiles:
         if not 0.0 < p <= 100.0:
             raise BenchConfigError(f"{source}: $.percentiles: {p} is not in (0, 100]")

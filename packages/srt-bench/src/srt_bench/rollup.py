@@ -224,7 +224,11 @@ def build_rollup_csv(
         tpot = run.get("tpot_median_ms")
         per_user = 1000.0 / tpot if isinstance(tpot, int | float) and tpot > 0 else None
         total_tp = run.get("total_token_throughput")
-        per_gpu = total_tp / working_total if isinstance(total_tp, int | float) else None
+        per_gpu = (
+            total_tp / working_total
+            if isinstance(total_tp, int | float) and working_total > 0
+            else None
+        )
         writer.writerow(
             [
                 config_name,

@@ -83,6 +83,11 @@ def _slow_down(config: BenchRunConfig) -> tuple[SlowDown | None, str | None]:
 
 def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
     b = config.benchmark
+    if config.total_gpus < 1:
+        raise BenchConfigError(
+            f"$.total_gpus: sa-bench reports per-GPU throughput and needs total_gpus >= 1, "
+            f"got {config.total_gpus}"
+        )
     concurrencies = parse_concurrencies(b.concurrencies)
     if not concurrencies:
         raise BenchConfigError(
