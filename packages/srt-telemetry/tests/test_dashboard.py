@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,14 @@ def test_cli_writes_a_self_contained_page(tmp_path: Path) -> None:
     rows = re.findall(r"<tr><td>(\d+)</td><td>([\d,.]+)</td>", html)
     assert rows == [("4", "812.4"), ("8", "1,500.5")]
     assert "<td>0.1099</td>" in html and "<td>0.0598</td>" in html
+    for svg in re.findall(r"<svg.*?</svg>", html, re.S):  # every chart is well-formed XML
+        ET.fromstring(svg)
+
+
+def test_text_is_escaped(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path)
+    html = render_dashboard(read_dashboard_data(run, DashboardConfig(title="<script>x</script>")))
+    assert "<script" not in html and "&lt;script&gt;x&lt;/script&gt;" in html
 
 
 def test_render_is_deterministic_and_notes_missing_inputs(tmp_path: Path) -> None:

@@ -39,11 +39,9 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.floor(lo / step) * step
-    ticks: list[float] = []
-    t = start
-    while t <= hi + step * 0.5 and len(ticks) < 50:
-        ticks.append(round(t, 10))
-        t += step
+    ticks = [round(start, 10)]
+    while ticks[-1] < hi - step * 1e-9 and len(ticks) < 50:
+        ticks.append(round(start + len(ticks) * step, 10))
     return ticks
 
 
@@ -94,8 +92,9 @@ def line_chart(
         return _empty(title, empty)
     xs = [p[0] for p in pts] + [b.x0 for b in bands] + [b.x1 for b in bands]
     ys = [p[1] for p in pts]
-    xt = nice_ticks(min(xs), max(xs))
-    yt = nice_ticks(min(0.0, *ys), max(ys))
+    pad = (max(xs) - min(xs)) * 0.06 if markers else 0.0  # room for point labels
+    xt = nice_ticks(min(xs) - pad, max(xs) + pad)
+    yt = nice_ticks(min(0.0, *ys), max(ys) * 1.12)  # headroom for the legend
     x0, x1, y0, y1 = xt[0], xt[-1], yt[0], yt[-1]
     pw, ph = W - ML - MR, H - MT - MB
 
@@ -167,7 +166,7 @@ def bar_chart(
     vals = [v for _, vs in groups for v in vs if v is not None and math.isfinite(v)]
     if not categories or not vals:
         return _empty(title, empty)
-    yt = nice_ticks(min(0.0, *vals), max(vals))
+    yt = nice_ticks(min(0.0, *vals), max(vals) * 1.12)  # headroom for the legend
     y0, y1 = yt[0], yt[-1]
     pw, ph = W - ML - MR, H - MT - MB
 
