@@ -30,7 +30,7 @@ class RoleLayout(msgspec.Struct, frozen=True, kw_only=True):
     het_group: int | None = None
 
 
-class Endpoint(msgspec.Struct, frozen=True, kw_only=True):
+class Endpoint(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One logical worker: its nodes (leader first) and the GPUs it owns on each."""
 
     role: RoleName

@@ -35,8 +35,8 @@ __all__ = [
 ]
 
 
-class _Struct(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Base of every plan struct."""
+class _Struct(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, gc=False):
+    """Base of every plan struct (plain data, never cyclic: not tracked by the cycle collector)."""
 
 
 ProcessKind = Literal["service", "worker", "frontend", "proxy", "telemetry", "benchmark"]

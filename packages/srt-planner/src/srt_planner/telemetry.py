@@ -17,7 +17,7 @@ from srt_planner.context import PlanContext
 from srt_planner.plan import GeneratedFile, ProcessSpec
 from srt_planner.services import effective_services
 from srt_planner.srun import SrunStep, render_srun
-from srt_schema.recipe import ServiceMetricsConfig
+from srt_schema.recipe import ServiceConfig, ServiceMetricsConfig
 
 __all__ = ["TACHOMETER_CONFIG", "build_telemetry"]
 
@@ -33,8 +33,9 @@ def _endpoint(name: str, url: str, interval: int, node: str) -> dict[str, Any]:
     }
 
 
-def _service_metrics(spec: ProcessSpec, ctx: PlanContext) -> list[tuple[str, str]]:
-    by_name = {s.name: s for s, _ in effective_services(ctx)}
+def _service_metrics(
+    spec: ProcessSpec, ctx: PlanContext, by_name: dict[str, ServiceConfig]
+) -> list[tuple[str, str]]:
     service = by_name.get(spec.role)
     if service is None:
         return []
@@ -61,6 +62,7 @@ def build_telemetry(
         return [], []
     interval = tachometer.collect_interval_ms
     endpoints: list[dict[str, Any]] = []
+    services = {s.name: s for s, _ in effective_services(ctx)}
     for spec in processes:
         node = spec.nodes[0] if spec.nodes else ""
         match spec.kind:
@@ -75,7 +77,7 @@ def build_telemetry(
                     url = f"http://{ctx.address(node)}:{port}/metrics"
                     endpoints.append(_endpoint(spec.name, url, interval, node))
             case "service":
-                for name, url in _service_metrics(spec, ctx):
+                for name, url in _service_metrics(spec, ctx, services):
                     endpoints.append(_endpoint(name, url, interval, node))
             case _:
                 pass

@@ -15,7 +15,7 @@ from srt_planner.plan import GeneratedFile
 __all__ = ["EngineCommand", "WorkerProcess", "WorkerRequest", "kv_events_config", "role_args"]
 
 
-class WorkerProcess(msgspec.Struct, frozen=True, kw_only=True):
+class WorkerProcess(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One process of an endpoint: its node, rank within the endpoint, GPUs and ports."""
 
     endpoint: Endpoint
