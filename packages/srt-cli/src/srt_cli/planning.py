@@ -5,7 +5,6 @@ Pure apart from the interpreter path the batch script calls, which the caller pa
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -47,6 +46,8 @@ def simulated_nodes(count: int, prefix: str = "node-") -> tuple[str, ...]:
 
 def staging_dir(output_base: str, name: str, config_text: str) -> str:
     """Content-addressed: the same config always stages to the same folder (deterministic)."""
+    import hashlib
+
     digest = hashlib.sha256(config_text.encode()).hexdigest()[:12]
     return f"{output_base.rstrip('/')}/.staging/{name}-{digest}"
 

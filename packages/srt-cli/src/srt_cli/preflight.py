@@ -4,9 +4,7 @@ cluster config says (cli-and-config.md §3.12). Reads the filesystem and PATH; s
 
 from __future__ import annotations
 
-import difflib
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,6 +75,8 @@ def _check_image(field: str, image: str, cluster: ClusterConfig | None) -> Findi
 
 
 def _check_binary(field: str, program: str, search_path: str) -> Finding | None:
+    import shutil
+
     if "/" in program:
         if os.access(_expand(program), os.X_OK):
             return None
@@ -121,6 +121,8 @@ def check_job(
 
 
 def _suggest(value: str, table: dict[str, str] | None, have_cluster: bool) -> str:
+    import difflib
+
     if not have_cluster:
         return "no srtslurm.yaml was found, so there are no aliases"
     aliases = sorted(table or {})

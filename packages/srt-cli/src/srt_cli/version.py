@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import metadata
-
 __all__ = ["LOCKFILE_VERSION", "RECIPE_SCHEMA_VERSIONS", "package_version", "version_line"]
 
 #: Recipe schema versions this build loads (``srtctl migrate`` reads schema 1 as well).
@@ -12,6 +10,8 @@ LOCKFILE_VERSION = 2
 
 
 def package_version() -> str:
+    from importlib import metadata  # only when asked: importlib.metadata is slow to import
+
     try:
         return metadata.version("srt-cli")
     except metadata.PackageNotFoundError:
