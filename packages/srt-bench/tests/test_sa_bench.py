@@ -185,3 +185,13 @@ def test_slow_down_posts_before_and_clears_after_the_formal_run(
         config = decode_run_config(msgspec.json.encode(base))
         _run(config, tmp_path)
         assert decode.slow_down_bodies == [0.5, None]
+
+
+def test_slow_down_auth_header_from_the_environment() -> None:
+    from srt_bench.sa_bench import _slow_down_headers
+
+    assert _slow_down_headers({"OPENAI_API_KEY": "k", "API_KEY": "raw"}) == {
+        "authorization": "Bearer k"
+    }
+    assert _slow_down_headers({"API_KEY": "raw"}) == {"authorization": "raw"}
+    assert _slow_down_headers({}) == {}

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,12 +104,21 @@ def _prompts(
     )
 
 
+def _slow_down_headers(environ: Mapping[str, str]) -> dict[str, str]:
+    """`Authorization: Bearer $OPENAI_API_KEY`, else the raw `$API_KEY`, else none."""
+    if environ.get("OPENAI_API_KEY"):
+        return {"authorization": f"Bearer {environ['OPENAI_API_KEY']}"}
+    if environ.get("API_KEY"):
+        return {"authorization": environ["API_KEY"]}
+    return {}
+
+
 class _SlowDownControl:
     """POST `/slow_down` before the formal phase; clear after `wait_time` or at its end."""
 
-    def __init__(self, spec: SlowDown, api_key: str | None, log: Log) -> None:
+    def __init__(self, spec: SlowDown, headers: dict[str, str], log: Log) -> None:
         self._spec = spec
-        self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._headers = headers
         self._log = log
         self._timer: asyncio.Task[None] | None = None
         self._cleared = False
@@ -269,7 +278,11 @@ class _Phases:
         stem = result_stem(c, config.total_gpus, config.prefill_gpus, config.decode_gpus)
         result_path = self.result_dir / f"{stem}.json"
         rel = result_path.relative_to(self.out_dir).as_posix()
-        slow = _SlowDownControl(settings.slow_down, None, self.log) if settings.slow_down else None
+        slow = (
+            _SlowDownControl(settings.slow_down, _slow_down_headers(os.environ), self.log)
+            if settings.slow_down
+            else None
+        )
         if slow is not None:
             await slow.start()
         self.window(
