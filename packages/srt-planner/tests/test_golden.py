@@ -131,3 +131,10 @@ def test_golden(label: str, path: Path, request: pytest.FixtureRequest) -> None:
         )
         problems.append("\n".join(diff))
     assert not problems, "\n".join(problems)
+
+
+def test_no_stale_golden_folders() -> None:
+    expected = {_slug(label.removesuffix(".yaml")) for label, _ in RECIPES}
+    present = {p.name for p in GOLDEN.iterdir() if p.is_dir()} if GOLDEN.exists() else set()
+    stale = sorted(present - expected)
+    assert not stale, f"golden folders without a recipe (delete them): {stale}"

@@ -45,6 +45,31 @@ def _case(draw: st.DrawFn) -> tuple[dict[str, Any], ClusterConfig]:
         "dynamo": {"request_plane": draw(st.sampled_from(["tcp", "nats"]))},
         "benchmark": {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
     }
+    if draw(st.booleans()):
+        fields["frontend"]["placement"] = {"node": draw(st.sampled_from(["head", "dedicated"]))}
+        fields["benchmark"]["placement"] = {"node": draw(st.sampled_from(["head", "dedicated"]))}
+        fields["benchmark"]["colocate_with_frontend"] = draw(st.booleans())
+    pools = draw(st.integers(min_value=0, max_value=2))
+    fields["services"] = [
+        {
+            "name": f"pool{i}",
+            "command": ["sleep", "{pool_node_count}"],
+            "nodes": draw(st.integers(1, 2)),
+        }
+        for i in range(pools)
+    ]
+    if draw(st.booleans()):
+        fields["services"].append(
+            {
+                "name": "side",
+                "command": ["echo", "{worker_gpus}"],
+                "placement": {"node": "workers", "per": "worker"},
+            }
+        )
+    fields["resources"]["spread_workers"] = draw(st.booleans()) and "agg" in roles
+    if fields["resources"]["spread_workers"]:
+        agg = roles["agg"]
+        agg["nodes"] = agg["workers"] * -(-agg["gpus"] // gpn)
     local = draw(st.booleans())
     cluster = ClusterConfig(
         launcher="local" if local else "slurm",
