@@ -8,7 +8,6 @@ Placement (§1.7), instance naming and per-worker sidecars (§1.9).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 import msgspec
 
@@ -24,35 +23,29 @@ from srt_planner.exporters import (
     exporter_files,
     implied_exporters,
 )
-from srt_planner.plan import GeneratedFile, HttpProbe, LogProbe, ProcessSpec, Readiness, TcpProbe
+from srt_planner.plan import GeneratedFile, ProcessSpec
 from srt_planner.ports import (
-    ETCD_CLIENT_PORT,
-    ETCD_PEER_PORT,
     MOONCAKE_HTTP_PORT,
-    MOONCAKE_METRICS_PORT,
     MOONCAKE_RPC_PORT,
     NATS_PORT,
+)
+from srt_planner.service_kinds import (
+    CRITICAL,
+    INFRA,
+    WORKER_PLACED,
+    kind_command,
+    kind_ports,
+    kind_readiness,
+    service_phase,
 )
 from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
 from srt_schema.recipe import (
     ServiceConfig,
-    ServiceMetricsConfig,
     ServicePlacementConfig,
     VLLMBackend,
 )
 
 __all__ = ["build_services", "effective_services"]
-
-_INFRA = frozenset({"etcd", "nats"})
-_BEFORE_WORKERS = frozenset({"mooncake-master", "mooncake-store", "ray", "gms", "lmcache-server"})
-_CRITICAL = frozenset(
-    {"etcd", "nats", "mooncake-master", "mooncake-store", "ray", "gms", "lmcache-server"}
-)
-_WORKER_PLACED = frozenset({"dcgm-exporter", "node-exporter", "mooncake-store", "lmcache-server"})
-_EXPORTERS = frozenset({"dcgm-exporter", "node-exporter", "process-exporter"})
-LMCACHE_RPC_PORT = 8750
-LMCACHE_HTTP_PORT = 8751
-RAY_PORT = 6379
 
 
 class _Instance(msgspec.Struct, frozen=True, kw_only=True):
@@ -100,11 +93,11 @@ def _placement(service: ServiceConfig) -> ServicePlacementConfig:
         return service.placement
     if service.nodes is not None:
         return ServicePlacementConfig(node="workers")
-    if service.type in _INFRA or service.type == "mooncake-master":
+    if service.type in INFRA or service.type == "mooncake-master":
         return ServicePlacementConfig(node="infra")
     if service.type == "process-exporter":
         return ServicePlacementConfig(node="all")
-    if service.type in _WORKER_PLACED:
+    if service.type in WORKER_PLACED:
         return ServicePlacementConfig(node="workers")
     return ServicePlacementConfig(node="head")
 
@@ -170,132 +163,6 @@ def _instances(
     ]
 
 
-def _kind_command(
-    ctx: PlanContext, service: ServiceConfig, data: str, instance: int, first: str
-) -> tuple[str, ...]:
-    match service.type:
-        case "lmcache-server" if service.command is None:
-            return (
-                "lmcache",
-                "server",
-                "--host",
-                "0.0.0.0",
-                "--port",
-                str(LMCACHE_RPC_PORT),
-                "--http-host",
-                "0.0.0.0",
-                "--http-port",
-                str(LMCACHE_HTTP_PORT),
-            )
-        case "ray" if service.command is None:
-            if instance == 0:
-                return ("ray", "start", "--head", f"--port={RAY_PORT}", "--block")
-            return ("ray", "start", f"--address={ctx.address(first)}:{RAY_PORT}", "--block")
-        case "etcd":
-            infra = ctx.address(ctx.carving.infra)
-            return (
-                "etcd",
-                "--data-dir",
-                f"{data}/etcd",
-                "--listen-client-urls",
-                f"http://0.0.0.0:{ETCD_CLIENT_PORT}",
-                "--advertise-client-urls",
-                f"http://{infra}:{ETCD_CLIENT_PORT}",
-                "--listen-peer-urls",
-                f"http://0.0.0.0:{ETCD_PEER_PORT}",
-            )
-        case "nats":
-            return ("nats-server", "-c", f"{ctx.in_log_dir}/nats.conf")
-        case "mooncake-master":
-            return (
-                "mooncake_master",
-                f"--rpc_port={MOONCAKE_RPC_PORT}",
-                "--enable_http_metadata_server=true",
-                f"--http_metadata_server_port={MOONCAKE_HTTP_PORT}",
-                f"--metrics_port={MOONCAKE_METRICS_PORT}",
-            )
-        case _:
-            if service.command is None:
-                raise PlanningError(
-                    f"$.services[{service.name}].command: a {service.type!r} service needs a "
-                    "command (built-in ones: etcd, nats, mooncake-master, lmcache-server, ray)"
-                )
-            return service.command
-
-
-def _kind_ports(service: ServiceConfig) -> dict[str, int]:
-    match service.type:
-        case "etcd":
-            return {"client": ETCD_CLIENT_PORT, "peer": ETCD_PEER_PORT}
-        case "nats":
-            return {"client": NATS_PORT}
-        case "mooncake-master":
-            return {
-                "rpc": MOONCAKE_RPC_PORT,
-                "http": MOONCAKE_HTTP_PORT,
-                "metrics": MOONCAKE_METRICS_PORT,
-            }
-        case "lmcache-server":
-            return {"rpc": LMCACHE_RPC_PORT, "http": LMCACHE_HTTP_PORT}
-        case "ray":
-            return {"gcs": RAY_PORT}
-        case "dcgm-exporter" | "node-exporter" | "process-exporter":
-            metrics = service.metrics
-            if isinstance(metrics, ServiceMetricsConfig):
-                return {"metrics": metrics.port}
-            return {f"metrics_{i}": m.port for i, m in enumerate(metrics)}
-        case _:
-            return {}
-
-
-def _readiness(
-    ctx: PlanContext, service: ServiceConfig, node: str, ports: dict[str, int]
-) -> Readiness | None:
-    config = service.readiness
-    host = ctx.address(node)
-    infra = service.type in _INFRA
-    timeout = float(config.timeout_seconds if config else (300 if infra else 120))
-    interval = float(config.interval_seconds if config else 2)
-    if config is None and service.type == "lmcache-server":
-        return HttpProbe(
-            host=host,
-            port=LMCACHE_HTTP_PORT,
-            path="/healthcheck",
-            timeout_seconds=timeout,
-            interval_seconds=interval,
-        )
-    if config is None and service.type in _EXPORTERS:
-        return None
-    if config is None:
-        first = next(iter(ports.values()), None)
-        if first is None:
-            return None
-        return TcpProbe(host=host, port=first, timeout_seconds=timeout, interval_seconds=interval)
-    if config.port is not None:
-        return TcpProbe(
-            host=host, port=config.port, timeout_seconds=timeout, interval_seconds=interval
-        )
-    if config.tcp is not None:
-        return TcpProbe(
-            host=host, port=config.tcp.port, timeout_seconds=timeout, interval_seconds=interval
-        )
-    if config.http is not None:
-        http = config.http
-        return HttpProbe(
-            host=host,
-            port=http.port,
-            path=http.path,
-            status=http.status,
-            timeout_seconds=timeout,
-            interval_seconds=interval,
-        )
-    if config.log is not None:
-        return LogProbe(
-            pattern=config.log.pattern, timeout_seconds=timeout, interval_seconds=interval
-        )
-    return None
-
-
 def _placeholders(
     ctx: PlanContext, service: ServiceConfig, instance: _Instance, index: int
 ) -> dict[str, str]:
@@ -344,24 +211,6 @@ def _instance_name(service: ServiceConfig, instance: _Instance, many: bool) -> s
     return f"service_{service.name}_{instance.node}" if many else f"service_{service.name}"
 
 
-def _phase(service: ServiceConfig) -> Literal["infra", "before_workers", "after_frontend"]:
-    match service.start:
-        case "before_workers":
-            return "before_workers"
-        case "after_frontend":
-            return "after_frontend"
-        case None:
-            pass
-        case other:
-            raise PlanningError(
-                f"$.services[{service.name}].start: {other!r} is not before_workers or "
-                "after_frontend"
-            )
-    if service.type in _INFRA:
-        return "infra"
-    return "before_workers" if service.type in _BEFORE_WORKERS else "after_frontend"
-
-
 def build_services(
     ctx: PlanContext, workers: Sequence[WorkerProcess]
 ) -> tuple[list[ProcessSpec], list[GeneratedFile]]:
@@ -369,7 +218,7 @@ def build_services(
     files: list[GeneratedFile] = []
     data = f"/tmp/srt-{ctx.job_id}"
     for order, (service, implied_by) in enumerate(effective_services(ctx)):
-        phase = _phase(service)
+        phase = service_phase(service)
         if service.type == "nats":
             max_mb = service.options.get("max_payload_mb")
             conf = [f"port: {NATS_PORT}", f'jetstream {{ store_dir: "{data}/nats" }}']
@@ -378,9 +227,9 @@ def build_services(
             files.append(GeneratedFile(path="nats.conf", content="\n".join(conf) + "\n"))
         instances = _instances(ctx, service, workers)
         many = len(instances) > 1
-        kind_ports = _kind_ports(service)
+        ports = kind_ports(service)
         for index, instance in enumerate(instances):
-            command = _kind_command(ctx, service, data, index, instances[0].node) + service.args
+            command = kind_command(ctx, service, data, index, instances[0].node) + service.args
             values = _placeholders(ctx, service, instance, index)
             argv = tuple(render_placeholders(part, values) for part in command)
             rendered = {k: render_placeholders(v, values) for k, v in service.env.items()}
@@ -388,7 +237,7 @@ def build_services(
             worker = instance.worker
             if worker is not None and len(worker.gpus) < ctx.gpus_per_node:
                 mask = {ctx.cluster.visible_devices_env: ",".join(str(g) for g in worker.gpus)}
-            inherit = service.inherit_discovery_env and service.type not in _INFRA
+            inherit = service.inherit_discovery_env and service.type not in INFRA
             env = layer_env(discovery_env(ctx) if inherit else {}, rendered, mask)
             preamble: tuple[str, ...] = ()
             if service.type in ("etcd",):
@@ -419,7 +268,7 @@ def build_services(
                 )
             )
             critical = (
-                service.critical if service.critical is not None else service.type in _CRITICAL
+                service.critical if service.critical is not None else service.type in CRITICAL
             )
             specs.append(
                 ProcessSpec(
@@ -429,7 +278,7 @@ def build_services(
                     index=index,
                     nodes=(instance.node,),
                     gpus=worker.gpus if worker is not None else (),
-                    ports={} if service.type == "ray" and index > 0 else dict(kind_ports),
+                    ports={} if service.type == "ray" and index > 0 else dict(ports),
                     env=env,
                     argv=argv,
                     preamble=preamble,
@@ -440,11 +289,11 @@ def build_services(
                     if phase == "infra"
                     else ("before_workers" if phase == "before_workers" else "after_frontend"),
                     order=order,
-                    readiness=_readiness(ctx, service, instance.node, kind_ports),
+                    readiness=kind_readiness(ctx, service, instance.node, ports),
                     critical=critical,
                     terminal=service.terminal,
                     stop_grace_seconds=30.0,
-                    stop_tier=2 if service.type in _INFRA else 1,
+                    stop_tier=2 if service.type in INFRA else 1,
                     implied_by=implied_by,
                     het_group=step.het_group,
                 )
