@@ -205,6 +205,40 @@ def test_publishable_capture(tmp_path: Path, dcgm_text: str, spawn: Any) -> None
     ]
     assert len(rows) == 6 * nodes["n1"]["scrape_count"]
     assert {r["total_power_w"] for r in rows} == {"199.529"}
+    # the offline re-check agrees, and notices a wrong role count and tampering
+    logs = tmp_path / "logs"
+    ok = _cli(
+        "power",
+        "validate",
+        "--power-dir",
+        str(logs / "power"),
+        "--result-root",
+        str(logs),
+        "--expect-role",
+        "prefill=4",
+        "--expect-role",
+        "decode=2",
+    )
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "publishable and consistent\n", "")
+    bad = _cli(
+        "power",
+        "validate",
+        "--power-dir",
+        str(logs / "power"),
+        "--result-root",
+        str(logs),
+        "--expect-role",
+        "prefill=3",
+    )
+    assert bad.returncode == 1
+    assert bad.stderr == "role prefill: expected 3 GPUs, the manifest lists 4\n"
+    samples = logs / "power" / "samples.csv"
+    lines = samples.read_text().splitlines(keepends=True)
+    samples.write_text("".join(lines[:-1]) + lines[-1].replace(",1,", ",9,", 1))
+    tampered = _cli(
+        "power", "validate", "--power-dir", str(logs / "power"), "--result-root", str(logs)
+    )
+    assert tampered.returncode == 1 and "unexpected_device" in tampered.stderr
 
 
 def test_required_but_a_gpu_never_reports(tmp_path: Path, dcgm_text: str, spawn: Any) -> None:
@@ -223,6 +257,13 @@ def test_required_but_a_gpu_never_reports(tmp_path: Path, dcgm_text: str, spawn:
     assert m["status"] == "failed" and m["publication_valid"] is False
     assert m["reason_codes"] == ["exporter_startup_timeout", "expected_device_missing"]
     assert m["window_validations"][0]["reason_codes"] == ["measurement_window_missing"]
+    # a manifest edited to claim publication is caught offline
+    m["publication_valid"] = True
+    (tmp_path / "logs" / "power" / "manifest.json").write_text(json.dumps(m))
+    logs = tmp_path / "logs"
+    res = _cli("power", "validate", "--power-dir", str(logs / "power"), "--result-root", str(logs))
+    assert res.returncode == 1
+    assert res.stderr.splitlines() == ["publication_valid: stored True, recomputed False"]
 
 
 def test_best_effort_interrupted_exits_zero(tmp_path: Path, dcgm_text: str, spawn: Any) -> None:
@@ -264,3 +305,26 @@ def test_collector_never_stopped_is_operational_failure(tmp_path: Path) -> None:
     m = json.loads((tmp_path / "logs" / "power" / "manifest.json").read_text())
     assert m["status"] == "incomplete" and m["publication_valid"] is False
     assert m["reason_codes"] == ["benchmark_child_reap_timeout", "collector_join_timeout"]
+
+
+def test_runtime_startup_failure_makes_required_capture_failed(tmp_path: Path) -> None:
+    """The runtime could not resolve a node: the collector ran (and stopped) without samples."""
+    from srt_telemetry.atomic import write_json_atomic
+    from srt_telemetry.power_manifest import CollectorState
+    from srt_telemetry.power_samples import SamplesWriter
+
+    cfg = _config(tmp_path, lambda p: "http://127.0.0.1:9" + p, required=True)
+    power = tmp_path / "logs" / "power"
+    (power / "windows").mkdir(parents=True)
+    SamplesWriter(power / "samples.csv").close()
+    write_json_atomic(
+        power / "collector.json",
+        CollectorState(status="stopped", started_at_unix=1.0, stopped_at_unix=2.0, scrape_count=0),
+    )
+    fin = _cli(
+        "power", "finalize", "--config", str(cfg), "--startup-failure", "endpoint_resolution_failed"
+    )
+    assert fin.returncode == 1
+    m = json.loads((power / "manifest.json").read_text())
+    assert (m["status"], m["publication_valid"]) == ("failed", False)
+    assert m["reason_codes"] == ["endpoint_resolution_failed", "expected_device_missing"]

@@ -111,6 +111,7 @@ def _cmd_power_finalize(args: argparse.Namespace) -> int:
         benchmark_reap=args.benchmark_reap,
         interrupted=args.interrupted,
         exporter_exited=args.exporter_exited,
+        startup_failures=tuple(args.startup_failure),
     )
     result = finalize_power(config, facts)
     m = result.manifest
@@ -222,6 +223,27 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_power_validate(args: argparse.Namespace) -> int:
+    from srt_telemetry.power_validate import validate_power
+
+    roles: dict[str, int] = {}
+    for item in args.expect_role:
+        role, _, count = item.partition("=")
+        if not role or not count.isdigit():
+            print(
+                f"srt-telemetry power validate: error: --expect-role {item!r}: "
+                "expected ROLE=COUNT, e.g. prefill=4",
+                file=sys.stderr,
+            )
+            return 2
+        roles[role] = int(count)
+    result = validate_power(Path(args.power_dir), Path(args.result_root), roles)
+    for failure in result.failures:
+        print(failure, file=sys.stderr)
+    print("publishable and consistent" if result.ok else "NOT valid")
+    return 0 if result.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="srt-telemetry",
@@ -262,7 +284,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--interrupted", action="store_true", help="the run was cancelled/aborted")
     p.add_argument("--exporter-exited", action="store_true", help="a DCGM exporter died")
+    p.add_argument(
+        "--startup-failure",
+        action="append",
+        default=[],
+        choices=("exporter_launch_failed", "endpoint_resolution_failed"),
+        help="a start-up failure the runtime saw (repeatable)",
+    )
     p.set_defaults(func=_cmd_power_finalize)
+
+    p = psub.add_parser(
+        "validate",
+        help="offline: recompute the verdict from disk; exit 0 only if publishable and consistent",
+    )
+    p.add_argument("--power-dir", required=True, help="<log_dir>/<telemetry.storage_subdir>")
+    p.add_argument("--result-root", required=True, help="<log_dir> (window result_path base)")
+    p.add_argument("--expect-role", action="append", default=[], help="ROLE=GPU_COUNT")
+    p.set_defaults(func=_cmd_power_validate)
 
     cpu = sub.add_parser("cpu-power", help="CPU power: in-job collector (leg A) and exporter (B)")
     csub = cpu.add_subparsers(dest="cpu_command", required=True, metavar="STEP")

@@ -39,9 +39,19 @@ from srt_telemetry.power_windows import (
 )
 from srt_telemetry.reasons import CSV_READ, OPERATIONAL, STARTUP, TERMINAL_INCOMPLETE, dedupe
 
-__all__ = ["FinalizeResult", "RuntimeFacts", "WindowEnergy", "finalize_power"]
+__all__ = [
+    "EnergyReport",
+    "FinalizeResult",
+    "RuntimeFacts",
+    "WindowEnergy",
+    "evaluate_power",
+    "finalize_power",
+]
 
 BenchmarkReap = Literal["clean", "forced", "timeout"]
+
+
+StartupFailure = Literal["exporter_launch_failed", "endpoint_resolution_failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +59,7 @@ class RuntimeFacts:
     benchmark_reap: BenchmarkReap = "clean"
     interrupted: bool = False
     exporter_exited: bool = False
+    startup_failures: tuple[StartupFailure, ...] = ()
 
 
 class WindowEnergy(msgspec.Struct, kw_only=True):
@@ -157,62 +168,20 @@ def _output_tokens(result: dict[str, object]) -> int | None:
     return None
 
 
-def finalize_power(config: PowerConfig, facts: RuntimeFacts) -> FinalizeResult:
-    """Compute and write the terminal manifest (+ `energy.json`); decide the exit code."""
-    power_dir = Path(config.power_dir)
-    power_dir.mkdir(parents=True, exist_ok=True)
-    reasons: list[str] = []
-    if facts.benchmark_reap == "timeout":
-        reasons.append("benchmark_child_reap_timeout")
-    if facts.exporter_exited:
-        reasons.append("exporter_exited")
-    if facts.interrupted:
-        reasons.append("collector_interrupted")
-    state = _read_state(power_dir / "collector.json", config.join_timeout)
-    energy = EnergyReport()
-    if state is None:
-        # the collector did not stop in time: a minimal terminal manifest, CSV not re-read
-        reasons.append("collector_join_timeout")
-        manifest = initial_manifest(config, started_at=None)
-        manifest.status = "incomplete"
-        manifest.reason_codes = dedupe(reasons)
-        write_json_atomic(power_dir / "manifest.json", manifest)
-        return FinalizeResult(manifest, True, energy)
-    reasons.extend(state.reason_codes)
-    manifest = initial_manifest(config, started_at=state.started_at_unix)
-    manifest.stopped_at_unix = state.stopped_at_unix
-    manifest.scrape_count = state.scrape_count
-    manifest.max_scrape_duration_seconds = state.max_scrape_duration_seconds
-    try:
-        old = msgspec.json.decode((power_dir / "manifest.json").read_bytes(), type=Manifest)
-        manifest.dcgm_exporter = old.dcgm_exporter
-    except (OSError, msgspec.DecodeError):
-        pass  # the collector never wrote one; keep the config's exporter block
-    csv_read = read_samples(power_dir / "samples.csv")
-    reasons.extend(csv_read.reasons)
-    manifest.sample_row_count = len(csv_read.samples)
-    by_dev: dict[tuple[str, int], list[Sample]] = {}
-    for s in sorted(csv_read.samples, key=lambda s: (s.scrape_seq, s.timestamp_unix)):
-        by_dev.setdefault((s.hostname, s.gpu_index), []).append(s)
-    manifest.observed_devices, device_reasons = _devices(config.expected_devices, by_dev)
-    reasons.extend(device_reasons)
-
-    windows_dir = power_dir / "windows"
+def _validate_windows(
+    config: PowerConfig,
+    files: Sequence[WindowFile],
+    by_dev: dict[tuple[str, int], list[Sample]],
+    energy: EnergyReport,
+) -> tuple[list[WindowValidation], list[ArtifactError]]:
+    """One validation row per expected window (+ the artifact errors of the audit)."""
     result_root = Path(config.result_root)
-    files = read_windows(windows_dir, result_root)
-    if facts.benchmark_reap == "clean":
-        _convert_running(files, windows_dir)
-        files = read_windows(windows_dir, result_root)
     audit = audit_windows(files, config.expected_windows)
-    manifest.artifact_errors = [
-        ArtifactError(path=p, reason_codes=r) for p, r in audit.artifact_errors
-    ]
+    validations: list[WindowValidation] = []
     for ew in config.expected_windows:
-        key = (ew.benchmark_type, ew.concurrency)
-        copies = audit.by_key.get(key, [])
+        copies = audit.by_key.get((ew.benchmark_type, ew.concurrency), [])
         wr: list[str] = []
         gaps: dict[str, float] = {}
-        window_file = f"windows/{copies[0].name}" if len(copies) == 1 else None
         if not copies:
             wr.append("measurement_window_missing")
         elif len(copies) > 1:
@@ -220,7 +189,7 @@ def finalize_power(config: PowerConfig, facts: RuntimeFacts) -> FinalizeResult:
         else:
             wf = copies[0]
             w = wf.window
-            assert w is not None  # audit keys only decoded windows
+            assert w is not None  # the audit keys only decoded windows
             if wf.reason is not None:
                 wr.append(wf.reason)
             if w.status != "completed":
@@ -254,16 +223,53 @@ def finalize_power(config: PowerConfig, facts: RuntimeFacts) -> FinalizeResult:
                         )
                     )
         wr = dedupe(wr)
-        manifest.window_validations.append(
+        validations.append(
             WindowValidation(
                 benchmark_type=ew.benchmark_type,
                 concurrency=ew.concurrency,
-                window_file=window_file,
+                window_file=f"windows/{copies[0].name}" if len(copies) == 1 else None,
                 power_coverage_valid=not wr,
                 reason_codes=wr,
                 per_device_max_sample_gap_seconds=gaps,
             )
         )
+    errors = [ArtifactError(path=p, reason_codes=r) for p, r in audit.artifact_errors]
+    return validations, errors
+
+
+def evaluate_power(
+    config: PowerConfig,
+    state: CollectorState,
+    runtime_reasons: Sequence[str],
+    *,
+    convert_running: bool,
+) -> tuple[Manifest, EnergyReport]:
+    """Everything finalization derives from disk (samples.csv, windows, results) plus the
+    runtime-only reasons. Writes nothing, except converting `running` windows to `interrupted`
+    when `convert_running` (the benchmark child was reaped cleanly)."""
+    power_dir = Path(config.power_dir)
+    reasons = [*runtime_reasons, *state.reason_codes]
+    manifest = initial_manifest(config, started_at=state.started_at_unix)
+    manifest.stopped_at_unix = state.stopped_at_unix
+    manifest.scrape_count = state.scrape_count
+    manifest.max_scrape_duration_seconds = state.max_scrape_duration_seconds
+    csv_read = read_samples(power_dir / "samples.csv")
+    reasons.extend(csv_read.reasons)
+    manifest.sample_row_count = len(csv_read.samples)
+    by_dev: dict[tuple[str, int], list[Sample]] = {}
+    for s in sorted(csv_read.samples, key=lambda s: (s.scrape_seq, s.timestamp_unix)):
+        by_dev.setdefault((s.hostname, s.gpu_index), []).append(s)
+    manifest.observed_devices, device_reasons = _devices(config.expected_devices, by_dev)
+    reasons.extend(device_reasons)
+    windows_dir = power_dir / "windows"
+    files = read_windows(windows_dir, Path(config.result_root))
+    if convert_running:
+        _convert_running(files, windows_dir)
+        files = read_windows(windows_dir, Path(config.result_root))
+    energy = EnergyReport()
+    manifest.window_validations, manifest.artifact_errors = _validate_windows(
+        config, files, by_dev, energy
+    )
     reasons = dedupe(reasons)
     if any(r in TERMINAL_INCOMPLETE for r in reasons):
         manifest.status = "incomplete"
@@ -280,9 +286,40 @@ def finalize_power(config: PowerConfig, facts: RuntimeFacts) -> FinalizeResult:
         and not manifest.artifact_errors
     )
     manifest.reason_codes = reasons
+    return manifest, energy
+
+
+def finalize_power(config: PowerConfig, facts: RuntimeFacts) -> FinalizeResult:
+    """Compute and write the terminal manifest (+ `energy.json`); decide the exit code."""
+    power_dir = Path(config.power_dir)
+    power_dir.mkdir(parents=True, exist_ok=True)
+    reasons: list[str] = list(facts.startup_failures)
+    if facts.benchmark_reap == "timeout":
+        reasons.append("benchmark_child_reap_timeout")
+    if facts.exporter_exited:
+        reasons.append("exporter_exited")
+    if facts.interrupted:
+        reasons.append("collector_interrupted")
+    state = _read_state(power_dir / "collector.json", config.join_timeout)
+    if state is None:
+        # the collector did not stop in time: a minimal terminal manifest, CSV not re-read
+        reasons.append("collector_join_timeout")
+        manifest = initial_manifest(config, started_at=None)
+        manifest.status = "incomplete"
+        manifest.reason_codes = dedupe(reasons)
+        write_json_atomic(power_dir / "manifest.json", manifest)
+        return FinalizeResult(manifest, True, EnergyReport())
+    manifest, energy = evaluate_power(
+        config, state, reasons, convert_running=facts.benchmark_reap == "clean"
+    )
+    try:
+        old = msgspec.json.decode((power_dir / "manifest.json").read_bytes(), type=Manifest)
+        manifest.dcgm_exporter = old.dcgm_exporter  # keeps the image digest taken at start
+    except (OSError, msgspec.DecodeError):
+        pass  # the collector never wrote one; keep the config's exporter block
     write_json_atomic(power_dir / "manifest.json", manifest)
     write_json_atomic(power_dir / "energy.json", energy)
-    exit_nonzero = any(r in OPERATIONAL for r in reasons) or (
+    exit_nonzero = any(r in OPERATIONAL for r in manifest.reason_codes) or (
         config.required and not manifest.publication_valid
     )
     return FinalizeResult(manifest, exit_nonzero, energy)
