@@ -323,3 +323,26 @@ def test_role_over_its_node_budget_is_named(
         "prefill does not fit: 2 worker(s) x 8 GPU(s) need more than the 1 node(s) x 8 GPUs of "
         "roles.prefill.nodes; raise roles.prefill.nodes or lower roles.prefill.workers / .gpus"
     )
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"roles": {"agg": {"nodes": 1, "workers": 1, "sidecar": True}}},
+            "$.roles.agg.sidecar: the Dynamo sidecar mode is not planned by srt yet; remove "
+            "'sidecar: true' (and dynamo.sidecar) to run the engine without it",
+        ),
+        (
+            {"engine": {"type": "vllm", "failover": {}}},
+            "$.engine.failover: vLLM shadow-engine failover is not planned by srt yet; remove "
+            "engine.failover",
+        ),
+    ],
+)
+def test_unplanned_features_fail_loudly(
+    make_recipe: RecipeFactory, cluster: ClusterConfig, fields: dict[str, object], message: str
+) -> None:
+    with pytest.raises(PlanningError) as info:
+        plan_job(make_recipe(**fields), cluster, "n0", "1")
+    assert str(info.value) == message

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import msgspec
 
+from srt_planner._recipe import engine_of, resolve_roles
 from srt_planner.benchmark import build_benchmark
 from srt_planner.carving import carve_nodes
 from srt_planner.context import PlanContext, addresses_for, frontend_type_of, python_of
@@ -28,7 +29,7 @@ from srt_planner.telemetry import build_telemetry
 from srt_planner.topology import expand_processes, plan_endpoints
 from srt_planner.workers import build_workers
 from srt_schema.cluster import ClusterConfig
-from srt_schema.recipe import HostSetupConfig, Recipe
+from srt_schema.recipe import HostSetupConfig, Recipe, VLLMBackend
 
 __all__ = ["plan_job"]
 
@@ -43,6 +44,27 @@ _PHASES = (
     "benchmark",
     "post_eval",
 )
+
+
+def _refuse_unplanned(recipe: Recipe) -> None:
+    """Features the planner does not lay out yet fail loudly instead of being ignored."""
+    for role in resolve_roles(recipe):
+        if role.config.sidecar or recipe.dynamo.sidecar:
+            raise PlanningError(
+                f"$.roles.{role.name}.sidecar: the Dynamo sidecar mode is not planned by srt yet; "
+                "remove 'sidecar: true' (and dynamo.sidecar) to run the engine without it"
+            )
+        engine = engine_of(recipe, role.name)
+        if isinstance(engine, VLLMBackend) and engine.failover is not None:
+            raise PlanningError(
+                "$.engine.failover: vLLM shadow-engine failover is not planned by srt yet; "
+                "remove engine.failover"
+            )
+    if recipe.model.stage_dir is not None:
+        raise PlanningError(
+            "$.model.stage_dir: model staging is not planned by srt yet; remove stage_dir to "
+            "read the model from model.path"
+        )
 
 
 def _log_dir(recipe: Recipe, job_id: str) -> str:
@@ -162,6 +184,7 @@ def plan_job(
     reach a node (default: its name); ``log_dir`` the host log directory (default: the recipe's
     ``output.log_dir`` with ``{job_id}`` filled in).
     """
+    _refuse_unplanned(recipe)
     nodes = expand_hostlist(nodelist) if isinstance(nodelist, str) else tuple(nodelist)
     groups = tuple(tuple(g) for g in het_groups) if het_groups is not None else None
     if groups is not None:
