@@ -346,3 +346,21 @@ def test_unplanned_features_fail_loudly(
     with pytest.raises(PlanningError) as info:
         plan_job(make_recipe(**fields), cluster, "n0", "1")
     assert str(info.value) == message
+
+
+def test_vllm_data_parallel_health_counts_node_local_processes(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    dp = {"data-parallel-size": 16, "tensor-parallel-size": 1}
+    recipe = make_recipe(
+        engine="vllm",
+        roles={
+            "prefill": {"nodes": 2, "workers": 1, "gpus": 16, "args": dp},
+            "decode": {"nodes": 2, "workers": 1, "gpus": 16, "args": dp},
+        },
+    )
+    plan = plan_job(recipe, cluster, "n[0-3]", "1", addresses={"n0": "10.0.0.1"})
+    assert (plan.health.expected_prefill, plan.health.expected_decode) == (2, 2)
+    follower = _by_name(plan)["prefill_0_n1"].argv
+    assert follower[follower.index("--data-parallel-start-rank") + 1] == "8"
+    assert follower[follower.index("--data-parallel-address") + 1] == "10.0.0.1"

@@ -11,6 +11,7 @@ from srt_planner.benchmark import build_benchmark
 from srt_planner.carving import carve_nodes
 from srt_planner.context import PlanContext, addresses_for, frontend_type_of, python_of
 from srt_planner.engines.base import WorkerProcess
+from srt_planner.engines.vllm import data_parallel, replica_size
 from srt_planner.errors import PlanningError
 from srt_planner.frontends import (
     RouterInput,
@@ -65,6 +66,26 @@ def _refuse_unplanned(recipe: Recipe) -> None:
             "$.model.stage_dir: model staging is not planned by srt yet; remove stage_dir to "
             "read the model from model.path"
         )
+
+
+def _registered_instances(
+    recipe: Recipe, expanded: tuple[tuple[WorkerProcess, ...], ...]
+) -> dict[str, int]:
+    """Dynamo instances per role for vLLM data parallelism (planner-and-runtime.md §5.4)."""
+    if recipe.frontend.type != "dynamo":
+        return {}
+    counts: dict[str, int] = {}
+    for role in resolve_roles(recipe):
+        engine = engine_of(recipe, role.name)
+        args = dict(role.config.args)
+        if not isinstance(engine, VLLMBackend) or data_parallel(args) <= 1:
+            continue
+        groups = [g for g in expanded if g[0].endpoint.role == role.name]
+        if engine.dp_launch_mode == "per_gpu":
+            counts[role.name] = role.workers * data_parallel(args)
+        elif groups and replica_size(args) <= len(groups[0][0].gpus):
+            counts[role.name] = sum(len(g) for g in groups)
+    return counts
 
 
 def _log_dir(recipe: Recipe, job_id: str) -> str:
@@ -257,7 +278,7 @@ def plan_job(
         launcher=cluster.launcher,
         processes=tuple(processes),
         files=tuple(files[path] for path in sorted(files)),
-        health=health_gate(ctx, layout, routers),
+        health=health_gate(ctx, layout, routers, _registered_instances(recipe, expanded)),
         frontend_url=f"http://{ctx.address(layout.public_node)}:{layout.public_port}",
         served_model_name=ctx.served_model_name,
         benchmark_config=bench_config,

@@ -196,13 +196,26 @@ def _nginx(
     )
 
 
-def health_gate(ctx: PlanContext, layout: FrontendLayout, routers: RouterInput) -> HealthGate:
-    """How the supervisor decides the deployment is ready (expected worker counts per family)."""
+def health_gate(
+    ctx: PlanContext,
+    layout: FrontendLayout,
+    routers: RouterInput,
+    instances: dict[str, int] | None = None,
+) -> HealthGate:
+    """How the supervisor decides the deployment is ready (expected worker counts per family).
+
+    ``instances`` overrides the per-role count of registered instances (vLLM data parallelism
+    registers one instance per node-local process or per DP rank, §5.4).
+    """
     health = ctx.recipe.health_check
     base = f"http://{ctx.address(layout.public_node)}:{layout.public_port}"
     disaggregated = bool(routers.prefill or routers.decode)
-    prefill = len(routers.prefill)
-    decode = len(routers.decode) if disaggregated else len(routers.agg)
+    counts = instances or {}
+    prefill = counts.get("prefill", len(routers.prefill))
+    if disaggregated:
+        decode = counts.get("decode", len(routers.decode))
+    else:
+        decode = counts.get("agg", len(routers.agg))
     family: Literal["dynamo", "router", "direct", "trtllm_serve", "none"]
     match ctx.frontend:
         case "dynamo":
