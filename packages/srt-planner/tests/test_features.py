@@ -7,7 +7,7 @@ import yaml
 from planner_testkit import EXPORTERS, RecipeFactory
 
 from srt_planner import JobPlan, PlanningError, plan_job
-from srt_planner.plan import ProcessSpec
+from srt_planner.plan import HttpProbe, ProcessSpec
 from srt_schema.cluster import ClusterConfig
 
 DISAGG = {"prefill": {"nodes": 1, "workers": 1}, "decode": {"nodes": 2, "workers": 2}}
@@ -119,7 +119,7 @@ def test_sequential_node_start_orders_batches(
     workers = [s for s in plan.processes if s.kind == "worker"]
     assert [s.order for s in workers] == [0, 0, 1, 1]
     probe = workers[0].readiness
-    assert probe is not None and probe.port == 7500
+    assert isinstance(probe, HttpProbe) and probe.port == 7500
 
 
 def test_mounts_and_srun_options(make_recipe: RecipeFactory) -> None:
