@@ -309,3 +309,37 @@ def test_parse_cpu_exporter_bodies() -> None:
     rails_only = 'cpu_power_acpi_watts{sensor="hwmon3/power2",type="cpu_rail",socket="0"} 5\n'
     assert parse_cpu_exporter(rails_only + dcgm)[0::2] == ("acpi", None)  # ACPI preferred
     assert parse_cpu_exporter("# nothing\n") == ("none", [], None)
+
+
+def test_exporter_connection_limit(tmp_path: Path, spawn: Any) -> None:
+    import socket
+
+    port = free_port()
+    cfg = tmp_path / "exporter.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "port": port,
+                "bind": "127.0.0.1",
+                "hwmon_root": str(make_hwmon(tmp_path / "h")),
+                "max_connections": 2,
+            }
+        )
+    )
+    proc = spawn("cpu-power", "exporter", "--config", str(cfg))
+    base = f"http://127.0.0.1:{port}"
+    wait_http(base + "/health")
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+    try:
+        time.sleep(0.2)  # both are accepted and waiting for request headers
+        extra = socket.create_connection(("127.0.0.1", port), timeout=5)
+        extra.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert extra.recv(100) == b""  # closed at accept, not served
+        extra.close()
+    finally:
+        for s in idle:
+            s.close()
+    wait_http(base + "/health")  # slots are free again
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=20)
+    assert proc.returncode == 0

@@ -155,6 +155,7 @@ class ExporterConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True
     source: ExporterSource = "auto"
     hwmon_root: str = "/sys/class/hwmon"
     refresh_interval_seconds: float = 1.0
+    max_connections: int = 64
 
 
 # --- dashboard --------------------------------------------------------------------------------

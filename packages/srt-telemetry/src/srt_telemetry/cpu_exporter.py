@@ -3,8 +3,10 @@
 `GET|HEAD /metrics` -> 200 with the cached exposition text (refreshed by a background thread every
 `refresh_interval_seconds`); `GET|HEAD /health` -> 200 `ok` without touching sensors; any other
 GET/HEAD path -> 404 `Not Found`; any other method -> 405 with `Allow: GET, HEAD`. Query strings
-are ignored; every response closes the connection. Source order for `auto`: DCGM first, then
-ACPI (recipe schema, spec Q1); the in-job collector (`cpu-power collect`) uses ACPI first.
+are ignored; every response closes the connection; request headers must arrive within 5 s; at
+most `max_connections` (64) connections are served at once, further ones are closed at accept.
+Source order for `auto`: DCGM first, then ACPI (recipe schema, spec Q1); the in-job collector
+(`cpu-power collect`) uses ACPI first.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from srt_telemetry.config import ExporterConfig
 from srt_telemetry.cpu_sources import AcpiReader, ChannelReading, open_source
@@ -41,6 +44,30 @@ def render_metrics(readings: list[ChannelReading]) -> str:
             f'socket="{_esc(r.socket)}",oem_info="{_esc(r.label)}",source="acpi"}} {r.watts:.6f}'
         )
     return "\n".join(lines) + "\n"
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """At most `limit` connections are served at once; further ones are closed at accept."""
+
+    daemon_threads = True
+
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], limit: int
+    ) -> None:
+        self._slots = threading.BoundedSemaphore(limit)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 class CpuPowerExporter:
@@ -101,13 +128,12 @@ class CpuPowerExporter:
                 log.debug("%s " + format, self.address_string(), *args)
 
         try:
-            self.httpd = ThreadingHTTPServer((config.bind, config.port), Handler)
+            self.httpd = _BoundedServer((config.bind, config.port), Handler, config.max_connections)
         except OSError as exc:
             raise ExporterError(
                 f"cannot listen on {config.bind}:{config.port}: {exc.strerror}; "
                 "pick a free port (telemetry.cpu_power_exporter.port)"
             ) from exc
-        self.httpd.daemon_threads = True
         self.port = int(self.httpd.server_address[1])
         self._refresher = threading.Thread(target=self._refresh, name="cpu-refresh", daemon=True)
 
