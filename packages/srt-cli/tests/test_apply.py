@@ -142,8 +142,13 @@ def test_invalid_recipe_submits_nothing(
     result = invoke("apply", "-f", str(data), "--no-preflight", env=slurm_env)
     assert result.exit_code == 2
     assert "v1-agg.yaml" in result.stderr
-    names = [c["job_id"] for c in _calls(slurm_env)]
-    assert len(names) == 5  # hello, mocker-agg, 3 override variants; not the v1 file
+    valid = [
+        json.loads(line)
+        for line in invoke("validate", "-f", str(data), "--json").stdout.splitlines()
+    ]
+    expected = sum(line["jobs"] for line in valid if line["ok"])
+    assert expected >= 5
+    assert len(_calls(slurm_env)) == expected  # every job of every valid file; none of the v1 file
 
 
 def test_runner_name_is_the_slurm_job_name(
@@ -296,3 +301,18 @@ def test_dry_run_shows_the_script_apply_submits(
     assert invoke("apply", "-f", str(recipe), env=slurm_env).exit_code == 0
     submitted = (Path(slurm_env["FAKE_SBATCH_DIR"]) / "script_4242.sh").read_text()
     assert submitted.rstrip("\n") in dry.stdout
+
+
+def test_apply_submits_one_job_per_sweep_point(
+    invoke: Invoke, data: Path, tmp_path: Path, slurm_env: dict[str, str]
+) -> None:
+    recipe = _with_model(data / "mocker-agg.yaml", tmp_path)
+    recipe.write_text(
+        recipe.read_text().replace("isl: 128", 'isl: "{isl}"') + "sweep:\n  isl: [128, 256]\n"
+    )
+    result = invoke("apply", "-f", str(recipe), "--json", env=slurm_env)
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["slurm_job_id"] for r in records] == ["4242", "4243"]
+    isl = [yaml.safe_load(Path(r["config_path"]).read_text())["benchmark"]["isl"] for r in records]
+    assert isl == [128, 256]

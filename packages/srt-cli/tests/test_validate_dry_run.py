@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -209,3 +211,30 @@ def test_srtslurm_config_pointing_nowhere(invoke: Invoke, data: Path, tmp_path: 
     assert result.stderr == (
         f"error: {missing}: SRTSLURM_CONFIG points at a file that does not exist; fix or unset it\n"
     )
+
+
+def test_dry_run_het_job(invoke: Invoke, data: Path) -> None:
+    result = invoke("dry-run", "-f", str(data / "het-disagg.yaml"))
+    assert result.exit_code == 0, result.output
+    script = result.stdout.split("--- sbatch script ---\n")[1].split("\n\n")[0]
+    assert script.count("#SBATCH --nodes=") == 2
+    assert "#SBATCH hetjob\n#SBATCH --nodes=2\n" in script
+    assert "--- plan on node-[01-03] (simulated;" in result.stdout
+
+
+def test_dry_run_imports_neither_runtime_nor_bench_nor_telemetry(
+    data: Path, tmp_path: Path
+) -> None:
+    code = (
+        "import sys\n"
+        "from srt_cli.main import cli\n"
+        f"cli.main(['dry-run', '-f', {str(data / 'mocker-agg.yaml')!r}], prog_name='srtctl',"
+        " standalone_mode=False)\n"
+        "loaded = sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'srt_runtime', 'srt_bench', 'srt_telemetry', 'httpx', 'importlib_metadata'})\n"
+        "print(loaded, file=sys.stderr)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert out.stderr.strip().splitlines()[-1] == "[]"
