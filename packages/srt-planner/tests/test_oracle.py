@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from srt_planner import plan_job
-from srt_planner.plan import ProcessSpec
+from srt_planner.plan import JobPlan, ProcessSpec
 from srt_schema.cluster import ClusterConfig
 from srt_schema.errors import SchemaError
 from srt_schema.load import load_recipe_text
@@ -38,6 +38,7 @@ class Deviations(msgspec.Struct, frozen=True, kw_only=True):
     flag_values: frozenset[str]
     env: frozenset[str]
     recipes: dict[str, str]
+    programs: dict[str, str] = {}
 
 
 def read_deviations(text: str) -> Deviations:
@@ -46,13 +47,14 @@ def read_deviations(text: str) -> Deviations:
     by_kind: dict[str, dict[str, str]] = {}
     for _, kind, name, reason in rows:
         by_kind.setdefault(kind, {})[name] = reason
-    unknown = set(by_kind) - {"flag", "flag-value", "env", "recipe"}
+    unknown = set(by_kind) - {"flag", "flag-value", "env", "recipe", "program"}
     assert not unknown, f"docs/deviations.md: unknown deviation kinds {sorted(unknown)}"
     return Deviations(
         flags=frozenset(by_kind.get("flag", {})),
         flag_values=frozenset(by_kind.get("flag-value", {})),
         env=frozenset(by_kind.get("env", {})),
         recipes=by_kind.get("recipe", {}),
+        programs=dict(name.split("->", 1) for name in by_kind.get("program", {})),
     )
 
 
@@ -106,6 +108,32 @@ def compare(oracle: dict[str, Any], deviations: Deviations) -> list[str]:
             )
             problems.append(f"{name}: env differs in {keys}")
     problems += _compare_ports(oracle["worker_topology"], plan.processes)
+    problems += _compare_frontends(oracle, plan, deviations)
+    return problems
+
+
+def _compare_frontends(oracle: dict[str, Any], plan: JobPlan, deviations: Deviations) -> list[str]:
+    """Frontend nodes and argv, the nginx node, and the node roles."""
+    problems = []
+    ours = [(s.nodes[0], list(s.argv)) for s in plan.processes if s.kind == "frontend"]
+    theirs = []
+    for process in oracle["processes"]:
+        if process["kind"] == "frontend":
+            argv = list(process["command_argv"])
+            argv[0] = deviations.programs.get(argv[0], argv[0])
+            theirs.append((process["node"], argv))
+    if ours != theirs:
+        problems.append(f"frontends differ:\n  ours: {ours}\n  ref:  {theirs}")
+    nginx_ours = [s.nodes[0] for s in plan.processes if s.kind == "proxy"]
+    nginx_theirs = [p["node"] for p in oracle["processes"] if p["kind"] == "nginx"]
+    if nginx_ours != nginx_theirs:
+        problems.append(f"nginx nodes {nginx_ours} vs {nginx_theirs}")
+    roles = plan.node_roles
+    mine = (roles.head, roles.bench, roles.infra, list(roles.workers))
+    reference = oracle["node_roles"]
+    want = (reference["head"], reference["bench"], reference["infra"], reference["worker"])
+    if mine != want:
+        problems.append(f"node roles {mine} vs {want}")
     return problems
 
 
@@ -161,11 +189,16 @@ def test_every_listed_deviation_is_needed() -> None:
     """An entry that no comparison needs any more is stale and must be removed."""
     used_flags: set[str] = set()
     used_env: set[str] = set()
+    used_programs: set[str] = set()
     for path in ORACLE_FILES:
         oracle = json.loads(path.read_text())
         if path.name in DEVIATION_LIST.recipes:
             continue
         bare = Deviations(flags=frozenset(), flag_values=frozenset(), env=frozenset(), recipes={})
+        if any("frontends differ" in p for p in compare(oracle, bare)):
+            used_programs.update(
+                k for k in DEVIATION_LIST.programs if f"'{k}', '-m'" in str(compare(oracle, bare))
+            )
         for problem in compare(oracle, bare):
             used_flags.update(
                 f for f in DEVIATION_LIST.flags | DEVIATION_LIST.flag_values if f in problem
@@ -173,3 +206,4 @@ def test_every_listed_deviation_is_needed() -> None:
             used_env.update(k for k in DEVIATION_LIST.env if f"'{k}'" in problem)
     assert DEVIATION_LIST.flags | DEVIATION_LIST.flag_values <= used_flags
     assert DEVIATION_LIST.env <= used_env
+    assert set(DEVIATION_LIST.programs) <= used_programs
