@@ -172,7 +172,7 @@ class LogStreamer:
     def stop(self, budget: float = STOP_BUDGET) -> bool:
         """Stop the thread and send the final chunks (``final=1``) within ``budget`` seconds.
 
-        Returns whether the final flush finished; if not, the local logs are the record.
+        Returns whether every endpoint took the final flush; if not, the local logs are the record.
         """
         deadline = time.monotonic() + budget
         self._stop.set()
@@ -183,7 +183,7 @@ class LogStreamer:
             max(deadline - time.monotonic(), 0.0),
             name=f"srt-logstream-final-{self.job_id}",
         )
-        if not finished or not ok:
+        if not finished:
             self._log(
                 logging.WARNING,
                 f"log streaming: the final flush did not complete within {budget:g}s; local logs "
@@ -191,7 +191,7 @@ class LogStreamer:
             )
             return False
         self._client.close()
-        return True
+        return bool(ok)  # a refused endpoint was already reported once by flush()
 
     def flush(self, *, final: bool = False, deadline: float | None = None) -> bool:
         """One pass over every endpoint; True when every endpoint took everything it was sent."""
