@@ -277,3 +277,15 @@ def test_file_url_endpoint(tmp_path: Path) -> None:
     stats = run_scraper(cfg, stop)
     df = pl.read_parquet(tmp_path / "s" / "final.parquet")
     assert df.height == 12 * stats.scrapes["f"] > 0
+
+
+def test_writer_removes_half_written_temp_files(tmp_path: Path) -> None:
+    from srt_telemetry.rows import extra_columns
+    from srt_telemetry.segments import SegmentWriter, list_segments
+
+    (tmp_path / ".out-3.parquet.tmp-4242").write_bytes(b"PAR1 half")
+    (tmp_path / "out-2.parquet").write_bytes(b"")  # a name only, to test numbering
+    w = SegmentWriter(tmp_path, extra_columns([]), rows_per_parquet=10)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out-2.parquet"]
+    assert list_segments(tmp_path) == [tmp_path / "out-2.parquet"]
+    assert w.seal() is None  # nothing buffered, nothing written

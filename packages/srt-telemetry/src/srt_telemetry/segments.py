@@ -131,6 +131,8 @@ class SegmentWriter:
         self.rows_per_parquet = rows_per_parquet
         self._buffer = ColumnBuffer(extras)
         self._next = _next_number(local_dir)
+        for stale in local_dir.glob(".*.parquet.tmp-*"):  # half-written by a killed process
+            stale.unlink(missing_ok=True)
         self.rows_written = 0
         self.segments_sealed = 0
 
