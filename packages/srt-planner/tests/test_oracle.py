@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 import pytest
+import yaml
 
 from srt_planner import plan_job
 from srt_planner.plan import JobPlan, ProcessSpec
@@ -39,6 +40,7 @@ class Deviations(msgspec.Struct, frozen=True, kw_only=True):
     env: frozenset[str]
     recipes: dict[str, str]
     programs: dict[str, str] = {}
+    engine_config: frozenset[str] = frozenset()
 
 
 def read_deviations(text: str) -> Deviations:
@@ -47,7 +49,7 @@ def read_deviations(text: str) -> Deviations:
     by_kind: dict[str, dict[str, str]] = {}
     for _, kind, name, reason in rows:
         by_kind.setdefault(kind, {})[name] = reason
-    unknown = set(by_kind) - {"flag", "flag-value", "env", "recipe", "program"}
+    unknown = set(by_kind) - {"flag", "flag-value", "env", "recipe", "program", "engine-config"}
     assert not unknown, f"docs/deviations.md: unknown deviation kinds {sorted(unknown)}"
     return Deviations(
         flags=frozenset(by_kind.get("flag", {})),
@@ -55,6 +57,7 @@ def read_deviations(text: str) -> Deviations:
         env=frozenset(by_kind.get("env", {})),
         recipes=by_kind.get("recipe", {}),
         programs=dict(name.split("->", 1) for name in by_kind.get("program", {})),
+        engine_config=frozenset(by_kind.get("engine-config", {})),
     )
 
 
@@ -134,6 +137,31 @@ def _compare_frontends(oracle: dict[str, Any], plan: JobPlan, deviations: Deviat
     want = (reference["head"], reference["bench"], reference["infra"], reference["worker"])
     if mine != want:
         problems.append(f"node roles {mine} vs {want}")
+    return problems + _compare_files(oracle, plan, deviations)
+
+
+def _compare_files(oracle: dict[str, Any], plan: JobPlan, deviations: Deviations) -> list[str]:
+    """nginx upstreams and the TRT-LLM engine YAML files."""
+    ours = {f.path: f.content for f in plan.files}
+    problems = []
+    for path, content in oracle["generated_files"].items():
+        name = path.rsplit("/", 1)[-1]
+        if name == "nginx.conf":
+            want = re.findall(r"server (\S+);", content)
+            got = re.findall(r"server (\S+);", ours.get(name, ""))
+            if got != want:
+                problems.append(f"nginx upstreams {got} vs {want}")
+        elif name.startswith("trtllm_config_"):
+            want_cfg = yaml.safe_load(content)
+            got_cfg = yaml.safe_load(ours.get(name, "{}"))
+            for key in deviations.engine_config:
+                want_cfg.pop(key, None)
+                got_cfg.pop(key, None)
+            if got_cfg != want_cfg:
+                keys = sorted(
+                    k for k in set(got_cfg) | set(want_cfg) if got_cfg.get(k) != want_cfg.get(k)
+                )
+                problems.append(f"{name} differs in {keys}")
     return problems
 
 
@@ -190,6 +218,7 @@ def test_every_listed_deviation_is_needed() -> None:
     used_flags: set[str] = set()
     used_env: set[str] = set()
     used_programs: set[str] = set()
+    used_engine_config: set[str] = set()
     for path in ORACLE_FILES:
         oracle = json.loads(path.read_text())
         if path.name in DEVIATION_LIST.recipes:
@@ -200,6 +229,9 @@ def test_every_listed_deviation_is_needed() -> None:
                 k for k in DEVIATION_LIST.programs if f"'{k}', '-m'" in str(compare(oracle, bare))
             )
         for problem in compare(oracle, bare):
+            used_engine_config.update(
+                k for k in DEVIATION_LIST.engine_config if f"'{k}'" in problem
+            )
             used_flags.update(
                 f for f in DEVIATION_LIST.flags | DEVIATION_LIST.flag_values if f in problem
             )
@@ -207,3 +239,4 @@ def test_every_listed_deviation_is_needed() -> None:
     assert DEVIATION_LIST.flags | DEVIATION_LIST.flag_values <= used_flags
     assert DEVIATION_LIST.env <= used_env
     assert set(DEVIATION_LIST.programs) <= used_programs
+    assert DEVIATION_LIST.engine_config <= used_engine_config
