@@ -69,6 +69,9 @@ def test_apply_json_one_line_per_variant_and_job_folders(
     lock = yaml.safe_load((job / "recipe.lock.yaml").read_text())
     assert lock["lock"]["recipe_sha256"] == hashlib.sha256(config.encode()).hexdigest()
     assert lock["lock"]["slurm"]["job_id"] == "4242"
+    others = {k: v for k, v in lock["lock"].items() if k != "integrity"}
+    digest = hashlib.sha256(yaml.safe_dump(others, sort_keys=True).encode()).hexdigest()
+    assert lock["lock"]["integrity"] == digest
     assert lock["name"] == "ovr_two"
     meta = json.loads((job / "4242.json").read_text())
     assert meta["tags"] == ["a", "b", "c"]

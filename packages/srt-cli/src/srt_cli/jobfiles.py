@@ -7,7 +7,6 @@ and the end-of-run part of ``recipe.lock.yaml``.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -123,6 +122,8 @@ def build_lock(
 
     ``lock.recipe_sha256`` is the SHA-256 of ``config.yaml`` exactly as written next to it.
     """
+    import yaml
+
     from srt_schema.yamlio import dump_yaml
 
     recipe = job.recipe
@@ -148,10 +149,8 @@ def build_lock(
         "recipe_sha256": hashlib.sha256(config.encode()).hexdigest(),
         "pinned_sources": list(pins),
     }
-    body = {k: v for k, v in lock.items()}
-    lock["integrity"] = hashlib.sha256(
-        json.dumps(body, sort_keys=True, default=str).encode()
-    ).hexdigest()
+    # integrity: SHA-256 of the YAML dump (keys sorted) of every other lock key (spec §4.1).
+    lock["integrity"] = hashlib.sha256(yaml.safe_dump(lock, sort_keys=True).encode()).hexdigest()
     document = {**redact(job.document), "lock": lock}
     banner = (
         "# Lock section: written by srtctl apply; the job completes it at the end. Do not edit.\n"
