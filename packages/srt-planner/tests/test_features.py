@@ -75,7 +75,9 @@ def test_het_job_groups_on_every_srun(make_recipe: RecipeFactory, cluster: Clust
         "decode_0_b3",
     ]
     assert "--het-group=1" in specs["decode_0_b3"].srun_argv
-    assert specs["frontend_0"].nodes == ("a1",)
+    assert specs["frontend_0"].nodes == ("a1",) and "--het-group=0" in specs["frontend_0"].srun_argv
+    dcgm = specs["service_dcgm-exporter_b2"]
+    assert dcgm.het_group == 1 and "--het-group=1" in dcgm.srun_argv
 
 
 def test_pools_and_riders_e12(make_recipe: RecipeFactory, cluster: ClusterConfig) -> None:

@@ -112,7 +112,12 @@ def _host_setup(ctx: PlanContext) -> tuple[list[ProcessSpec], list[ProcessSpec]]
         out = []
         for node in nodes:
             name = f"host_{kind}_{node}"
-            step = SrunStep(step_name=name, nodes=(node,), log_path=ctx.log_path(f"{name}.out"))
+            step = SrunStep(
+                step_name=name,
+                nodes=(node,),
+                log_path=ctx.log_path(f"{name}.out"),
+                het_group=ctx.het_group(node),
+            )
             out.append(
                 ProcessSpec(
                     name=name,
@@ -126,6 +131,7 @@ def _host_setup(ctx: PlanContext) -> tuple[list[ProcessSpec], list[ProcessSpec]]
                     critical=not block.ignore_failure,
                     oneshot=True,
                     timeout_seconds=float(block.timeout_seconds),
+                    het_group=step.het_group,
                 )
             )
         return out

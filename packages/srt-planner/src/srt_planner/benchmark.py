@@ -90,7 +90,7 @@ def build_benchmark(
         log_path=ctx.log_path("benchmark.out"),
         container=container,
         options=dict(ctx.recipe.srun_options),
-        het_group=0 if ctx.carving.het_prefill is not None else None,
+        het_group=ctx.het_group(node),
     )
     task = wrap_command(argv, env=env, head=ctx.cluster.default_bash_preamble)
     spec = ProcessSpec(

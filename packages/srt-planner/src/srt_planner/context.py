@@ -112,6 +112,12 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
     def gpus_per_node(self) -> int:
         return self.recipe.resources.gpus_per_node
 
+    def het_group(self, node: str) -> int | None:
+        """The heterogeneous-job component a node belongs to (None outside het jobs)."""
+        if self.carving.het_decode is None:
+            return None
+        return 1 if node in self.carving.het_decode else 0
+
     def address(self, node: str) -> str:
         return self.addresses.get(node, node)
 

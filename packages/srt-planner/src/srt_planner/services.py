@@ -258,7 +258,7 @@ def build_services(
                 options=merge_srun_options(ctx.recipe.srun_options, service.srun_options),
                 cpus_per_task=service.cpus_per_task,
                 cpu_bind=service.cpu_bind,
-                het_group=0 if ctx.carving.het_prefill is not None else None,
+                het_group=ctx.het_group(instance.node),
             )
             task = (
                 argv

@@ -98,7 +98,7 @@ def build_telemetry(
         nodes=(node,),
         log_path=ctx.log_path("tachometer.out"),
         options=dict(ctx.recipe.srun_options),
-        het_group=0 if ctx.carving.het_prefill is not None else None,
+        het_group=ctx.het_group(node),
     )
     spec = ProcessSpec(
         name="tachometer",

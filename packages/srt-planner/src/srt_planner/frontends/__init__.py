@@ -128,6 +128,7 @@ def build_frontends(
             container=ctx.container(image),
             options=dict(ctx.recipe.srun_options),
             mpi="pmix" if dynamo or ctx.frontend == "trtllm_serve" else None,
+            het_group=ctx.het_group(node),
             export_env={"ENROOT_REMAP_ROOT": "yes"} if dynamo and needs_root(ctx) else {},
         )
         task = wrap_command(
@@ -151,7 +152,7 @@ def build_frontends(
                 readiness=_probe(ctx, node, port),
                 stop_grace_seconds=20.0 if dynamo else 10.0,
                 stop_tier=0,
-                het_group=0 if ctx.carving.het_prefill is not None else None,
+                het_group=ctx.het_group(node),
             )
         )
     if layout.nginx_node is not None:
@@ -178,6 +179,7 @@ def _nginx(
         log_path=ctx.log_path(f"{node}_nginx.out"),
         container=container,
         options=dict(ctx.recipe.srun_options),
+        het_group=ctx.het_group(node),
     )
     return ProcessSpec(
         name="nginx",
@@ -192,7 +194,7 @@ def _nginx(
         phase="frontends",
         readiness=_probe(ctx, node, layout.public_port),
         stop_tier=0,
-        het_group=0 if ctx.carving.het_prefill is not None else None,
+        het_group=ctx.het_group(node),
     )
 
 
