@@ -8,6 +8,7 @@ including the processes it spawns) is read from the kernel's accounting of reape
 
     uv run --frozen python benchmarks/client_capacity.py
     AIPERF="aiperf" uv run --frozen python benchmarks/client_capacity.py   # a local aiperf
+    uv run --frozen python benchmarks/client_capacity.py --httpx   # + the client on httpx
 
 aiperf defaults to `uvx --from aiperf==0.13.0 aiperf` (installed from PyPI into uv's cache).
 The last line is `ratio ours/aiperf: <x.xx>`: output tokens/s at the highest concurrency.
@@ -30,9 +31,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from srt_bench.client import PreparedRequest, StreamClient, build_request_body
 from srt_bench.loadgen import run_phase
 from srt_bench.prompts import build_synthetic_prompts, read_tokenizer
+from srt_bench.records import RequestRecord
+from srt_bench.sse import DONE, SseDecoder, decode_chunk
 from srt_bench.stats import build_phase_metrics
 from srt_bench.testing import write_tiny_model
 
@@ -64,7 +69,46 @@ def _requests_for(c: int, per_level: int) -> int:
     return max(per_level, 4 * c)
 
 
-# -- our client (runs in a child process) -------------------------------------------------------
+class HttpxSender:
+    """The same request/stream handling on httpx, to show why sa-bench does not use it."""
+
+    def __init__(self, url: str, concurrency: int) -> None:
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        self._client = httpx.AsyncClient(limits=limits, timeout=600, trust_env=False)
+        self._url = url + "/v1/completions"
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def send(self, request: PreparedRequest, *, origin: float) -> RequestRecord:
+        start = time.perf_counter()
+        decoder, tokens, error = SseDecoder(), 0, ""
+        try:
+            headers = {"content-type": "application/json"}
+            async with self._client.stream(
+                "POST", self._url, content=request.body, headers=headers
+            ) as response:
+                async for data in response.aiter_raw():
+                    for payload in decoder.feed(data):
+                        if payload != DONE:
+                            usage = decode_chunk(payload).usage
+                            if usage is not None and usage.completion_tokens is not None:
+                                tokens = usage.completion_tokens
+        except httpx.HTTPError as exc:
+            error = str(exc) or type(exc).__name__
+        end = time.perf_counter()
+        return RequestRecord(
+            success=not error,
+            error=error,
+            prompt_tokens=request.prompt_tokens,
+            output_tokens=tokens,
+            token_source="usage",
+            latency=end - start,
+            send_time=start - origin,
+        )
+
+
+# -- sa-bench's client (and the httpx variant) in a child process --------------------------------
 def worker_ours(args: argparse.Namespace) -> None:
     texts = [json.loads(line)["text"] for line in Path(args.prompts).read_text().splitlines()]
     requests = [
@@ -82,9 +126,13 @@ def worker_ours(args: argparse.Namespace) -> None:
     ]
 
     async def main() -> dict[str, Any]:
-        client = StreamClient(
-            endpoint=args.url, api="completions", reuse_connections=True, timeout_seconds=600
-        )
+        client: StreamClient | HttpxSender
+        if args.worker_ours == "httpx":
+            client = HttpxSender(args.url, args.concurrency)
+        else:
+            client = StreamClient(
+                endpoint=args.url, api="completions", reuse_connections=True, timeout_seconds=600
+            )
         try:
             run = await run_phase(
                 client, requests, concurrency=args.concurrency, rate=float("inf"), seed=0
@@ -106,9 +154,12 @@ def worker_ours(args: argparse.Namespace) -> None:
     print(json.dumps(asyncio.run(main())))
 
 
-def run_ours(url: str, prompts: Path, c: int, n: int, args: argparse.Namespace) -> dict[str, Any]:
+def run_ours(
+    url: str, prompts: Path, c: int, n: int, args: argparse.Namespace, *, transport: str = "http1"
+) -> dict[str, Any]:
     cmd = [
-        sys.executable, __file__, "--worker-ours", "--url", url, "--prompts", str(prompts),
+        sys.executable, __file__, "--worker-ours", transport, "--url", url,
+        "--prompts", str(prompts),
         "--concurrency", str(c), "--requests", str(n), "--tokens", str(args.tokens),
         "--isl", str(args.isl),
     ]  # fmt: skip
@@ -175,7 +226,10 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64, help="output tokens per response")
     parser.add_argument("--isl", type=int, default=128, help="prompt tokens")
     parser.add_argument("--per-level", type=int, default=2000, help="min requests per level")
-    parser.add_argument("--worker-ours", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--httpx", action="store_true", help="also run the same client on httpx (slow: minutes)"
+    )
+    parser.add_argument("--worker-ours", choices=["http1", "httpx"], help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--prompts", help=argparse.SUPPRESS)
     parser.add_argument("--concurrency", type=int, help=argparse.SUPPRESS)
@@ -214,6 +268,11 @@ def main() -> None:
             n = _requests_for(c, args.per_level)
             ours[c] = run_ours(url, prompts_file, c, n, args)
             print(_row("ours", c, ours[c]), flush=True)
+            if args.httpx:
+                print(
+                    _row("httpx", c, run_ours(url, prompts_file, c, n, args, transport="httpx")),
+                    flush=True,
+                )
             if aiperf_error is None:
                 try:
                     theirs[c] = run_aiperf(
