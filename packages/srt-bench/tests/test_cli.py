@@ -67,3 +67,25 @@ def test_rollup_without_results(tmp_path: Path) -> None:
     proc = _cli("rollup", "--config", str(config), "--out", str(tmp_path))
     assert proc.returncode == 0
     assert "rollup: no sa-bench results found" in proc.stdout
+
+
+def test_manual_serves_until_sigterm_then_exits_0(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    config = _write(tmp_path / "bench.json", {"type": "manual"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "srt_bench", "run", "--config", str(config), "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # the start banner: the signal handlers are installed by then
+    assert "benchmark type 'manual'" in line
+    time.sleep(0.2)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0
+    assert "manual: stop requested" in out
