@@ -95,3 +95,34 @@ def test_preflight_finds_the_image_file(invoke: Invoke, data: Path, tmp_path: Pa
     assert invoke("preflight", "-f", str(recipe)).exit_code == 0
     image.unlink()
     assert invoke("preflight", "-f", str(recipe)).exit_code == 4
+
+
+def test_preflight_native_programs(invoke: Invoke, data: Path, tmp_path: Path) -> None:
+    """Container runtime none: every program must be on PATH; critical ones block the job."""
+    (tmp_path / "work" / "srtslurm.yaml").write_text("container_runtime: none\n")
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    recipe = _with_model(data / "mocker-agg.yaml", tmp_path / "model")
+    recipe.write_text(
+        recipe.read_text()
+        + "services:\n  - name: extra\n    type: generic\n    command: [no-such-program]\n"
+    )
+    result = invoke("preflight", "-f", str(recipe), env={"PATH": str(empty)})
+    assert result.exit_code == 4
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"✗ {recipe}: mocker-agg"
+    etcd = next(line for line in lines if "service_etcd" in line)
+    assert etcd.startswith(f"  {recipe}: service service_etcd: 'etcd' is not on PATH (")
+    assert etcd.endswith("); install it or put it there")
+    extra = next(line for line in lines if "service_extra" in line)
+    assert "'no-such-program' is not on PATH" in extra
+    assert extra.endswith("(not critical; the job runs without it)")
+
+
+def test_local_apply_runs_preflight(invoke: Invoke, data: Path, tmp_path: Path) -> None:
+    recipe = data / "hello-service.yaml"
+    recipe.write_text(recipe.read_text().replace("hf:example/none", str(tmp_path / "missing")))
+    result = invoke("apply", "-f", str(recipe), "--local")
+    assert result.exit_code == 4
+    assert "preflight failed (nothing was submitted; --no-preflight skips it):" in result.stderr
+    assert not (Path.cwd() / "outputs").exists()

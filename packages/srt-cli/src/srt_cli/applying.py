@@ -61,28 +61,35 @@ class Applier:
                     f"{source.label}: --serve-only requires an override selector that resolves "
                     f"to exactly one job (got {len(planned)})"
                 )
-        if self.preflight and self.session.effective.preflight and not self.local:
+        checking = self.preflight and self.session.effective.preflight
+        if checking and not self.local:
             self._preflight(planned)
         started = 0
         for item in planned:
             job, pins = self._pin(item.job)
             if self.local:
-                self._run_local(job, pins)
+                local = self._plan_local(job)
+                if checking:
+                    self._preflight([local])
+                self._run_local(local, pins)
             else:
                 self._submit(job, pins)
             started += 1
         return started
 
     def _preflight(self, planned: list[PlannedJob]) -> None:
-        import os
+        from srt_cli.preflight import check_job, preflight_path
 
-        from srt_cli.preflight import check_job
-
-        search_path = self.session.edge.environ.get("PATH", os.defpath)
+        search_path = preflight_path(self.session.edge, self.session.python)
         problems: list[str] = []
         for item in planned:
             findings = check_job(item, self.session.cluster.config, search_path=search_path)
-            problems += [f"  {item.job.label}: {f.field}: {f.message}" for f in findings]
+            for f in findings:
+                line = f"  {item.job.label}: {f.field}: {f.message}"
+                if f.fatal:
+                    problems.append(line)
+                else:
+                    self.say(f"warning:{line[1:]} (not critical; the job runs without it)")
         if problems:
             raise SlurmError(
                 "preflight failed (nothing was submitted; --no-preflight skips it):\n"
@@ -244,12 +251,12 @@ class Applier:
         self._used_ids.add(candidate)
         return candidate
 
-    def _run_local(self, job: LoadedJob, pins: list[Pin]) -> None:
+    def _plan_local(self, job: LoadedJob) -> PlannedJob:
+        """The job planned for this machine: local launcher, no containers, 127.0.0.1."""
         import msgspec
 
-        from srt_cli.jobfiles import config_text, write_job_files
+        from srt_cli.jobfiles import config_text
         from srt_cli.planning import plan_one, simulated_nodes
-        from srt_cli.submit import run_local
 
         session = self.session
         cluster = msgspec.structs.replace(
@@ -268,7 +275,7 @@ class Applier:
             serve_only=self.serve_only,
         )
         nodes = simulated_nodes(first.request.nodes)
-        planned = plan_one(
+        return plan_one(
             job,
             cluster,
             output_base=session.output_base,
@@ -280,6 +287,16 @@ class Applier:
             addresses=dict.fromkeys(nodes, LOCAL_ADDRESS),
             serve_only=self.serve_only,
         )
+
+    def _run_local(self, planned: PlannedJob, pins: list[Pin]) -> None:
+        from srt_cli.jobfiles import write_job_files
+        from srt_cli.preflight import preflight_path
+        from srt_cli.submit import run_local
+
+        session = self.session
+        job_id = planned.plan.job_id
+        # The runtime and its programs (srt-telemetry, srt-bench) live next to the interpreter.
+        environ = {**session.edge.environ, "PATH": preflight_path(session.edge, session.python)}
         job_dir = Path(session.output_base) / job_id
         write_job_files(job_dir, self._files(planned, job_id=job_id, pins=pins, plan_json=True))
         self.say(f"running {planned.request.job_name} here as {job_id}: {job_dir}")
@@ -288,7 +305,7 @@ class Applier:
         code = run_local(
             job_dir,
             python=session.python,
-            environ=session.edge.environ,
+            environ=environ,
             show=self.say,
         )
         status = "finished" if code == 0 else "failed"

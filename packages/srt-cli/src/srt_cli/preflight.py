@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from srt_cli.environment import Edge
     from srt_cli.planning import PlannedJob
     from srt_schema.cluster import ClusterConfig
 
-__all__ = ["Finding", "check_job", "is_image_uri", "unknown_aliases"]
+__all__ = ["Finding", "check_job", "is_image_uri", "preflight_path", "unknown_aliases"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,14 @@ class Finding:
 
     field: str
     message: str
+    #: False for a program of a non-critical process: reported, but it does not block the job.
+    fatal: bool = True
+
+
+def preflight_path(edge: Edge, python: str) -> str:
+    """Where programs are looked up: the runtime interpreter's folder, then ``$PATH``."""
+    folder = str(Path(python).parent)
+    return os.pathsep.join([folder, edge.environ.get("PATH", os.defpath)])
 
 
 def is_image_uri(image: str) -> bool:
@@ -83,7 +92,7 @@ def _check_binary(field: str, program: str, search_path: str) -> Finding | None:
         return Finding(field, f"{program!r} does not exist or is not executable")
     if shutil.which(program, path=search_path) is not None:
         return None
-    return Finding(field, f"{program!r} is not on PATH ({search_path}); install it or set its path")
+    return Finding(field, f"{program!r} is not on PATH ({search_path}); install it or put it there")
 
 
 def check_job(
@@ -111,12 +120,17 @@ def check_job(
             if image is not None:
                 findings.append(image)
     else:
-        for spec in plan.processes:
-            if spec.kind != "telemetry" or not spec.argv:
+        # Container runtime none: every program runs from this host's PATH.
+        checked: set[str] = set()
+        for spec in (*plan.processes, *plan.teardown):
+            if not spec.argv or spec.argv[0] in checked:
                 continue
-            binary = _check_binary(f"telemetry {spec.name}", spec.argv[0], search_path)
+            checked.add(spec.argv[0])
+            binary = _check_binary(f"{spec.kind} {spec.name}", spec.argv[0], search_path)
             if binary is not None:
-                findings.append(binary)
+                findings.append(
+                    Finding(binary.field, binary.message, fatal=spec.critical or spec.oneshot)
+                )
     return findings
 
 

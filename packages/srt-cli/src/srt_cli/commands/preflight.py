@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -32,22 +31,23 @@ def command(
     are registry references or existing files (container runtime pyxis) and that telemetry
     binaries are on PATH (container runtime none). Exit 4 if anything is missing.
     """
-    from srt_cli.preflight import check_job
+    from srt_cli.preflight import check_job, preflight_path
     from srt_cli.session import open_session
 
     session = open_session(edge, output=None, sets=sets, unsets=unsets)
     sources = read_sources(files, sys.stdin)
-    search_path = edge.environ.get("PATH", os.defpath)
+    search_path = preflight_path(edge, session.python)
 
     def step(source: Source) -> None:
         failed = 0
         for planned in session.plan_source(source):
             findings = check_job(planned, session.cluster.config, search_path=search_path)
-            mark = "✗" if findings else "✓"
-            click.echo(f"{mark} {planned.job.label}: {planned.job.name}")
+            fatal = any(f.fatal for f in findings)
+            click.echo(f"{'✗' if fatal else '✓'} {planned.job.label}: {planned.job.name}")
             for finding in findings:
-                click.echo(f"  {planned.job.label}: {finding.field}: {finding.message}")
-            failed += bool(findings)
+                note = "" if finding.fatal else " (not critical; the job runs without it)"
+                click.echo(f"  {planned.job.label}: {finding.field}: {finding.message}{note}")
+            failed += fatal
         if failed:
             raise SlurmError(f"{source.label}: preflight failed for {failed} job(s)")
 

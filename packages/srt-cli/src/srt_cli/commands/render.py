@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -53,7 +52,7 @@ def command(
     import msgspec
 
     from srt_cli.jobfiles import config_text, write_job_files
-    from srt_cli.preflight import check_job
+    from srt_cli.preflight import check_job, preflight_path
     from srt_cli.session import open_session
 
     session = open_session(edge, output=output, sets=sets, unsets=unsets)
@@ -70,8 +69,10 @@ def command(
         )
     job = planned[0]
     if not no_preflight and session.effective.preflight:
-        search_path = edge.environ.get("PATH", os.defpath)
-        findings = check_job(job, session.cluster.config, search_path=search_path)
+        search_path = preflight_path(edge, session.python)
+        findings = [
+            f for f in check_job(job, session.cluster.config, search_path=search_path) if f.fatal
+        ]
         if findings:
             lines = "\n".join(f"  {job.job.label}: {f.field}: {f.message}" for f in findings)
             raise SlurmError(f"preflight failed for {job.job.label}:\n{lines}")
