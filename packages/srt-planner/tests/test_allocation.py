@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from planner_testkit import RecipeFactory
 
+from srt_planner import plan_job
 from srt_planner.allocation import plan_allocation
 from srt_planner.errors import PlanningError
 from srt_planner.sbatch import render_sbatch
@@ -117,7 +118,7 @@ def test_sbatch_text(make_recipe: RecipeFactory) -> None:
         command=("srt-runtime", "run", "plan.json"),
         environment={"B": "2", "A": "x y"},
     )
-    assert text.splitlines()[:13] == [
+    assert text.splitlines()[:14] == [
         "#!/bin/bash",
         "#SBATCH --job-name='ci run'",
         "#SBATCH --output='/out dir/%j/logs/sweep_%j.log'",
@@ -129,6 +130,7 @@ def test_sbatch_text(make_recipe: RecipeFactory) -> None:
         "#SBATCH --exclusive",
         "#SBATCH --account=acct",
         "#SBATCH --time=00:15:00",
+        "#SBATCH --partition=default",
         "#SBATCH --comment='two words'",
         "#SBATCH --gres=gpu:8",
     ]
@@ -142,3 +144,19 @@ def test_sbatch_text(make_recipe: RecipeFactory) -> None:
 def test_zero_nodes_is_an_error(make_recipe: RecipeFactory, cluster: ClusterConfig) -> None:
     with pytest.raises(PlanningError, match=r"asks for 0 nodes"):
         plan_allocation(make_recipe(roles={}), cluster)
+
+
+def test_vllm_prefill_decode_colocation_packs_by_gpus(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    roles = {
+        "prefill": {"nodes": 1, "workers": 1, "gpus": 4},
+        "decode": {"nodes": 1, "workers": 1, "gpus": 4},
+    }
+    recipe = make_recipe(
+        engine={"type": "vllm", "allow_prefill_decode_colocation": True}, roles=roles
+    )
+    assert plan_allocation(recipe, cluster).nodes == 1
+    plan = plan_job(recipe, cluster, "n0", "1")
+    workers = [(s.name, s.gpus) for s in plan.processes if s.kind == "worker"]
+    assert workers == [("prefill_0_n0", (0, 1, 2, 3)), ("decode_0_n0", (4, 5, 6, 7))]

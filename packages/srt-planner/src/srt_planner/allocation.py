@@ -13,9 +13,11 @@ from srt_planner._recipe import engine_of, resolve_roles
 from srt_planner.errors import PlanningError
 from srt_planner.plan import AllocationRequest, HetComponent
 from srt_schema.cluster import ClusterConfig
-from srt_schema.recipe import Recipe, ServiceConfig, TRTLLMBackend
+from srt_schema.recipe import Recipe, ServiceConfig, TRTLLMBackend, VLLMBackend
 
 __all__ = [
+    "DEFAULT_ACCOUNT",
+    "DEFAULT_PARTITION",
     "DEFAULT_TIME_LIMIT",
     "INFRA_KINDS",
     "DedicatedRole",
@@ -27,6 +29,10 @@ __all__ = [
 ]
 
 DEFAULT_TIME_LIMIT = "01:00:00"
+#: Rendered when neither the recipe nor the cluster names one (the caller may pass the submitting
+#: shell's ``SLURM_ACCOUNT`` / ``SLURM_PARTITION`` through the cluster config first).
+DEFAULT_ACCOUNT = "default"
+DEFAULT_PARTITION = "default"
 INFRA_KINDS = frozenset({"etcd", "nats", "mooncake-master"})
 
 DedicatedRole = Literal["infra", "frontend", "client"]
@@ -57,8 +63,23 @@ def pool_sizes(recipe: Recipe) -> dict[str, int]:
 
 
 def role_node_count(recipe: Recipe) -> int:
-    """Nodes owned by engine roles (colocated decode owns none)."""
-    return sum(role.nodes for role in resolve_roles(recipe))
+    """Nodes owned by engine roles (colocated decode owns none).
+
+    vLLM P/D colocation (``allow_prefill_decode_colocation``) packs both roles by
+    ``ceil(total GPUs / gpus_per_node)`` when they fit one node, or across nodes when
+    ``allow_prefill_decode_colocation_across_nodes`` is on (cli-and-config.md §1.8.1).
+    """
+    roles = resolve_roles(recipe)
+    gpn = recipe.resources.gpus_per_node
+    engines = [engine_of(recipe, role.name) for role in roles]
+    colocation = [
+        e for e in engines if isinstance(e, VLLMBackend) and e.allow_prefill_decode_colocation
+    ]
+    if colocation and {r.name for r in roles} == {"prefill", "decode"}:
+        gpus = sum(role.workers * role.gpus_per_worker for role in roles)
+        if gpus <= gpn or colocation[0].allow_prefill_decode_colocation_across_nodes:
+            return max(1, -(-gpus // gpn))
+    return sum(role.nodes for role in roles)
 
 
 def het_enabled(recipe: Recipe, cluster: ClusterConfig) -> bool:
@@ -116,7 +137,7 @@ def plan_allocation(
         het = (HetComponent(nodes=first, segment=first), HetComponent(nodes=second, segment=second))
         total = first + second
     else:
-        total = sum(role.nodes for role in roles) + sum(pools.values()) + _extra_nodes(recipe)
+        total = role_node_count(recipe) + sum(pools.values()) + _extra_nodes(recipe)
     if total < 1:
         raise PlanningError(
             "$.roles: the recipe asks for 0 nodes; give a role 'nodes:' or a service 'nodes:'"
@@ -130,8 +151,8 @@ def plan_allocation(
         gpus_per_node=gpn if cluster.use_gpus_per_node_directive else None,
         segment=total if cluster.use_segment_sbatch_directive else None,
         exclusive=cluster.use_exclusive_sbatch_directive,
-        account=recipe.slurm.account or cluster.default_account or "",
-        partition=recipe.slurm.partition or cluster.default_partition or "",
+        account=recipe.slurm.account or cluster.default_account or DEFAULT_ACCOUNT,
+        partition=recipe.slurm.partition or cluster.default_partition or DEFAULT_PARTITION,
         time_limit=recipe.slurm.time_limit or cluster.default_time_limit or DEFAULT_TIME_LIMIT,
         directives=_directives(recipe, cluster),
         het=het,
