@@ -165,6 +165,21 @@ def test_render_is_deterministic_and_notes_missing_inputs(tmp_path: Path) -> Non
     assert "GPU power: no manifest.json, numbers are not publishable." in html
 
 
+def test_cpu_exporter_leg_is_plotted(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path)
+    (run / "power" / "cpu").mkdir()
+    (run / "power" / "cpu" / "samples.csv").write_text(
+        "schema_version,timestamp_unix,hostname,source,sensor,socket_id,power_w,total_power_w\n"
+        "1,1000.0,n2,acpi,hwmon3/power1,0,90.0,180.0\n"
+        "1,1000.0,n2,acpi,hwmon4/power1,1,90.0,180.0\n"
+        "1,1001.0,n2,acpi,hwmon3/power1,0,95.0,190.0\n"
+    )
+    data = read_dashboard_data(run, DashboardConfig())
+    assert data.cpu_series["n2 (exporter)"] == [(1000.0, 180.0), (1001.0, 190.0)]
+    assert len(data.cpu_series["n1"]) == 60
+    assert "n2 (exporter)" in render_dashboard(data)
+
+
 def test_not_publishable_is_said(tmp_path: Path) -> None:
     run = _run_dir(tmp_path)
     (run / "power" / "manifest.json").write_text(

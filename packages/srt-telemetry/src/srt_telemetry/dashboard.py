@@ -2,9 +2,10 @@
 
 Inputs, all optional and relative to RUN_DIR (see `DashboardConfig`): `benchmark-rollup.json`
 (the sa-bench rollup format: `runs[]` with `concurrency`, `throughput_toks`, `ttft_*`, `itl_*`,
-...), `<power_dir>/{manifest.json,samples.csv,windows/*.json,energy.json}` and
-`<cpu_power_dir>/samples.csv`. Output: inline SVG and CSS only, no scripts, no network; the same
-inputs give byte-identical output. A missing input leaves its section with a "no data" note; a
+...), `<power_dir>/{manifest.json,samples.csv,windows/*.json,energy.json}`,
+`<cpu_power_dir>/samples.csv` (CPU leg A) and `<power_dir>/cpu/samples.csv` (CPU leg B).
+Output: inline SVG and CSS only, no scripts, no network; the same inputs give byte-identical
+output. A missing input leaves its section with a "no data" note; a
 malformed one raises `DashboardError` naming the file.
 """
 
@@ -108,24 +109,34 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
         for w in e.get("windows", []) if isinstance(e, dict) else []:
             if isinstance(w, dict) and isinstance(w.get("concurrency"), int):
                 data.energy[w["concurrency"]] = w
-    cpu_csv = run_dir / config.cpu_power_dir / "samples.csv"
-    if cpu_csv.exists():
-        with cpu_csv.open(newline="") as fh:
-            seen: set[tuple[str, str]] = set()
-            for row in csv.DictReader(fh):
-                key = (row.get("hostname", ""), row.get("timestamp_unix", ""))
-                total = row.get("total_power_w", "")
-                if key in seen or not total:
-                    continue
-                seen.add(key)
-                try:
-                    point = (float(key[1]), float(total))
-                except ValueError as exc:
-                    raise DashboardError(f"{cpu_csv}: bad number in row {row}") from exc
-                data.cpu_series.setdefault(key[0], []).append(point)
-        for host in data.cpu_series:
-            data.cpu_series[host].sort()
+    for cpu_csv, suffix in (
+        (run_dir / config.cpu_power_dir / "samples.csv", ""),
+        (pdir / "cpu" / "samples.csv", " (exporter)"),
+    ):
+        if cpu_csv.exists():
+            for host, pts in _read_cpu_totals(cpu_csv).items():
+                data.cpu_series[host + suffix] = pts
     return data
+
+
+def _read_cpu_totals(path: Path) -> dict[str, list[tuple[float, float]]]:
+    """Node totals over time from a CPU power CSV (leg A v4 or leg B v1: both have
+    `timestamp_unix`, `hostname`, `total_power_w`; the total repeats on every row of a sample)."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    seen: set[tuple[str, str]] = set()
+    with path.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            key = (row.get("hostname", ""), row.get("timestamp_unix", ""))
+            total = row.get("total_power_w", "")
+            if key in seen or not total:
+                continue
+            seen.add(key)
+            try:
+                point = (float(key[1]), float(total))
+            except ValueError as exc:
+                raise DashboardError(f"{path}: bad number in row {row}") from exc
+            series.setdefault(key[0], []).append(point)
+    return {host: sorted(pts) for host, pts in sorted(series.items())}
 
 
 def _num(v: Any, digits: int = 1) -> str:
