@@ -16,6 +16,8 @@ import pytest
 import yaml
 from cli_testkit import REPO, Invoke
 
+pytestmark = pytest.mark.slow  # ~160 files through the CLI; the fast tier skips it
+
 SCHEMA_TESTS = REPO / "packages" / "srt-schema" / "tests"
 MIGRATION_EXCEPTIONS = SCHEMA_TESTS / "data" / "migrate" / "expected_failures.yaml"
 
