@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import msgspec
 import pytest
 import yaml
 
-from srt_planner import plan_job
+from srt_planner import plan_allocation, plan_job, render_sbatch
 from srt_planner.plan import JobPlan, ProcessSpec
 from srt_schema.cluster import ClusterConfig
 from srt_schema.errors import SchemaError
@@ -31,7 +32,8 @@ ORACLE = Path(os.environ.get("SRT_ORACLE", str(SHARED / "oracle"))) / "plans"
 CORPUS = Path(os.environ.get("SRT_CORPUS", str(SHARED / "corpus")))
 V1 = CORPUS / "v1" / "NVIDIA" / "srt-slurm"
 DEVIATIONS = REPO / "docs" / "deviations.md"
-CLUSTER = ClusterConfig(default_account="acct", default_partition="batch")
+#: The reference plans were rendered with these cluster defaults.
+CLUSTER = ClusterConfig(default_account="oracle-account", default_partition="oracle-partition")
 
 
 class Deviations(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,6 +63,10 @@ def read_deviations(text: str) -> Deviations:
     )
 
 
+def _directive(line: str) -> str:
+    return " ".join(shlex.split(line.strip()))
+
+
 def _normalise(argv: list[str], deviations: Deviations) -> list[str]:
     out: list[str] = []
     skip_value = False
@@ -85,10 +91,20 @@ def compare(oracle: dict[str, Any], deviations: Deviations) -> list[str]:
     text = (V1 / oracle["recipe"]).read_text()
     migrated = migrate_text(text, file=oracle["recipe"])
     jobs = load_recipe_text(migrated.text, file=oracle["recipe"], cluster=CLUSTER)
-    plan = plan_job(jobs[0].recipe, CLUSTER, oracle["nodes"], "1234", addresses=oracle["node_ips"])
+    recipe = jobs[0].recipe
+    plan = plan_job(recipe, CLUSTER, oracle["nodes"], "1234", addresses=oracle["node_ips"])
+    script = render_sbatch(
+        plan_allocation(recipe, CLUSTER), output_base="<OUTPUT_BASE>", command=("srt-runtime",)
+    )
     ours: dict[str, ProcessSpec] = {s.name: s for s in plan.processes if s.kind == "worker"}
     theirs = {p["name"]: p for p in oracle["processes"] if p["kind"] == "worker"}
     problems: list[str] = []
+    directives = [_directive(line) for line in script.splitlines() if line.startswith("#SBATCH")]
+    reference = [
+        _directive(line) for line in oracle["sbatch"].splitlines() if line.startswith("#SBATCH")
+    ]
+    if directives != reference:
+        problems.append(f"sbatch directives\n  ours: {directives}\n  ref:  {reference}")
     if sorted(ours) != sorted(theirs):
         return [f"workers differ: ours {sorted(ours)} vs reference {sorted(theirs)}"]
     for name, reference in theirs.items():
