@@ -69,7 +69,9 @@ Examples:
   srtctl apply -f recipe.yaml:override_tp8 --json
   srtctl migrate -f old-recipes/ --in-place
 
-Exit codes: 0 ok, 2 usage error or invalid recipe, 3 planning error, 4 Slurm or runtime error.
+\b
+Exit codes: 0 ok, 2 usage error or invalid recipe, 3 planning error,
+            4 Slurm, runtime or preflight error.
 Shell completion (bash): eval "$(_SRTCTL_COMPLETE=bash_source srtctl)"
 """,
 )
