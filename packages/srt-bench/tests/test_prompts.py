@@ -71,3 +71,18 @@ def test_byte_level_bpe_prompts_are_exact_too(tmp_path: Path) -> None:
     for p in prompts:
         assert len(tok.encode(p.text, add_special_tokens=False).ids) == p.tokens
         assert "\ufffd" not in p.text  # no broken UTF-8 from lone byte tokens
+
+
+def test_prompts_whose_tokens_merge_are_repaired_to_the_exact_length(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer, models
+
+    # No pre-tokenizer: "a" + "b" decode to "ab", which encodes as the single token "ab".
+    vocab = {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5}
+    merges = [("a", "b"), ("b", "c"), ("ab", "c")]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    file = tmp_path / "tokenizer.json"
+    tok.save(str(file))
+    loaded = read_tokenizer(file)
+    prompts = build_synthetic_prompts(loaded, count=30, isl=40, osl=4, range_ratio=0.5, seed=2)
+    for p in prompts:
+        assert len(loaded.encode(p.text, add_special_tokens=False).ids) == p.tokens

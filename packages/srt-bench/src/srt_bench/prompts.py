@@ -97,18 +97,25 @@ def _round_trip_vocab(tokenizer: Tokenizer) -> list[int]:
     return [i for i, _ in stable]
 
 
-def _exact_text(tokenizer: Tokenizer, rng: random.Random, vocab: list[int], n: int) -> str:
-    allowed = set(vocab)
-    ids = [rng.choice(vocab) for _ in range(n)]
+def _repair(
+    tokenizer: Tokenizer,
+    rng: random.Random,
+    vocab: list[int],
+    *,
+    allowed: set[int],
+    got: list[int],
+    n: int,
+) -> str:
+    """Re-encode rounds until the text is exactly `n` tokens."""
     for _ in range(_MAX_ROUNDS):
+        # Keep what survived the round trip, drop ids outside the regular vocabulary, then trim
+        # or refill to n, decode and check again.
+        kept = [i for i in got if i in allowed][:n]
+        ids = kept + rng.choices(vocab, k=n - len(kept))
         text = tokenizer.decode(ids)
         got = tokenizer.encode(text, add_special_tokens=False).ids
         if len(got) == n:
             return text
-        # Keep what survived the round trip, drop ids outside the regular vocabulary (unknown
-        # or special tokens that re-encode differently), then trim or refill to n.
-        kept = [i for i in got if i in allowed][:n]
-        ids = kept + [rng.choice(vocab) for _ in range(n - len(kept))]
     raise BenchDatasetError(
         f"could not build a prompt of exactly {n} tokens with this tokenizer after {_MAX_ROUNDS} "
         "rounds of decode/encode; use a custom dataset (dataset_name: custom)"
@@ -131,10 +138,19 @@ def build_synthetic_prompts(
         raise BenchDatasetError("the tokenizer has no regular tokens to build prompts from")
     input_lens = draw_lengths(rng, isl, range_ratio, count)
     output_lens = draw_lengths(rng, osl, range_ratio, count)
-    return [
-        Prompt(text=_exact_text(tokenizer, rng, vocab, n), tokens=n, output_tokens=o)
-        for n, o in zip(input_lens, output_lens, strict=True)
-    ]
+    # One batch decode/encode for all prompts (the tokenizer parallelises it); only prompts whose
+    # text re-encodes to another length go through the repair rounds.
+    drawn = [rng.choices(vocab, k=n) for n in input_lens]
+    texts = tokenizer.decode_batch(drawn)
+    encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
+    allowed = set(vocab)
+    prompts = []
+    for n, o, drawn_text, enc in zip(input_lens, output_lens, texts, encoded, strict=True):
+        text = drawn_text
+        if len(enc.ids) != n:
+            text = _repair(tokenizer, rng, vocab, allowed=allowed, got=enc.ids, n=n)
+        prompts.append(Prompt(text=text, tokens=n, output_tokens=o))
+    return prompts
 
 
 def read_custom_dataset(path: Path) -> list[_DatasetRow]:
