@@ -43,6 +43,7 @@ class Deviations(msgspec.Struct, frozen=True, kw_only=True):
     recipes: dict[str, str]
     programs: dict[str, str] = {}
     engine_config: frozenset[str] = frozenset()
+    srun: frozenset[str] = frozenset()
 
 
 def read_deviations(text: str) -> Deviations:
@@ -51,7 +52,15 @@ def read_deviations(text: str) -> Deviations:
     by_kind: dict[str, dict[str, str]] = {}
     for _, kind, name, reason in rows:
         by_kind.setdefault(kind, {})[name] = reason
-    unknown = set(by_kind) - {"flag", "flag-value", "env", "recipe", "program", "engine-config"}
+    unknown = set(by_kind) - {
+        "flag",
+        "flag-value",
+        "env",
+        "recipe",
+        "program",
+        "engine-config",
+        "srun",
+    }
     assert not unknown, f"docs/deviations.md: unknown deviation kinds {sorted(unknown)}"
     return Deviations(
         flags=frozenset(by_kind.get("flag", {})),
@@ -60,11 +69,54 @@ def read_deviations(text: str) -> Deviations:
         recipes=by_kind.get("recipe", {}),
         programs=dict(name.split("->", 1) for name in by_kind.get("program", {})),
         engine_config=frozenset(by_kind.get("engine-config", {})),
+        srun=frozenset(by_kind.get("srun", {})),
     )
 
 
 def _directive(line: str) -> str:
     return " ".join(shlex.split(line.strip()))
+
+
+_SRUN_VALUES = ("--mpi", "--nodes", "--ntasks", "--nodelist", "--cpus-per-task")
+_SRUN_PREFIXES = ("--cpu-bind", "--distribution", "--ntasks-per-node", "--oversubscribe")
+
+
+def _srun_shape(argv: list[str]) -> list[str]:
+    """The placement-relevant srun flags, in order (up to the task command)."""
+    end = argv.index("bash") if "bash" in argv else len(argv)
+    out: list[str] = []
+    i = 0
+    while i < end:
+        if argv[i] in _SRUN_VALUES:
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        if argv[i].startswith(_SRUN_PREFIXES):
+            out.append(argv[i])
+        i += 1
+    return out
+
+
+def _reference_srun(
+    reference: dict[str, Any], options: dict[str, str], deviations: Deviations
+) -> list[str]:
+    """The reference's srun shape with our listed srun rules applied to it."""
+    shape = _srun_shape(reference["srun_argv"])
+    ranks = reference.get("ranks") or []
+    if "mpi-arbitrary-distribution" in deviations.srun and len(ranks) > 1:
+        hosts = ",".join(r["node"] for r in ranks for _ in r["gpus"])
+        per_node = max(len(r["gpus"]) for r in ranks)
+        shape = [f for f in shape if not f.startswith(("--nodes=", "--nodelist="))]
+        at = next(i for i, f in enumerate(shape) if f.startswith("--ntasks=")) + 1
+        shape[at:at] = [f"--nodelist={hosts}", "--distribution=arbitrary"]
+        shape.append(f"--ntasks-per-node={per_node}")
+    if "mpi-srun-options" in deviations.srun and ranks:
+        shape += [
+            f"--{k}={v}" if v else f"--{k}"
+            for k, v in sorted(options.items())
+            if f"--{k}".startswith(_SRUN_PREFIXES)
+        ]
+    return shape
 
 
 def _normalise(argv: list[str], deviations: Deviations) -> list[str]:
@@ -120,6 +172,10 @@ def compare(oracle: dict[str, Any], deviations: Deviations) -> list[str]:
         )
         if mine != want:
             problems.append(f"{name}: argv\n  ours: {mine}\n  ref:  {want}")
+        srun_ours = sorted(_srun_shape(list(spec.srun_argv)))
+        srun_ref = sorted(_reference_srun(reference, recipe.srun_options, deviations))
+        if srun_ours != srun_ref:
+            problems.append(f"{name}: srun\n  ours: {srun_ours}\n  ref:  {srun_ref}")
         mine_env, want_env = _env(spec.env, deviations), _env(reference["env"], deviations)
         if mine_env != want_env:
             keys = sorted(
@@ -256,3 +312,16 @@ def test_every_listed_deviation_is_needed() -> None:
     assert DEVIATION_LIST.env <= used_env
     assert set(DEVIATION_LIST.programs) <= used_programs
     assert DEVIATION_LIST.engine_config <= used_engine_config
+
+
+@pytest.mark.parametrize("rule", sorted(DEVIATION_LIST.srun))
+def test_every_srun_rule_is_needed(rule: str) -> None:
+    without = msgspec.structs.replace(DEVIATION_LIST, srun=DEVIATION_LIST.srun - {rule})
+    needed = False
+    for path in ORACLE_FILES:
+        if path.name in DEVIATION_LIST.recipes:
+            continue
+        if any(": srun" in problem for problem in compare(json.loads(path.read_text()), without)):
+            needed = True
+            break
+    assert needed, f"docs/deviations.md: srun rule {rule!r} is no longer needed; remove it"
