@@ -203,6 +203,10 @@ def _compare_frontends(oracle: dict[str, Any], plan: JobPlan, deviations: Deviat
     nginx_theirs = [p["node"] for p in oracle["processes"] if p["kind"] == "nginx"]
     if nginx_ours != nginx_theirs:
         problems.append(f"nginx nodes {nginx_ours} vs {nginx_theirs}")
+    bench_ours = [s.nodes[0] for s in plan.processes if s.kind == "benchmark"]
+    bench_theirs = [p["node"] for p in oracle["processes"] if p["kind"] == "benchmark"]
+    if bench_ours != bench_theirs:
+        problems.append(f"benchmark nodes {bench_ours} vs {bench_theirs}")
     roles = plan.node_roles
     mine = (roles.head, roles.bench, roles.infra, list(roles.workers))
     reference = oracle["node_roles"]
