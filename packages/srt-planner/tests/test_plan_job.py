@@ -364,3 +364,10 @@ def test_vllm_data_parallel_health_counts_node_local_processes(
     follower = _by_name(plan)["prefill_0_n1"].argv
     assert follower[follower.index("--data-parallel-start-rank") + 1] == "8"
     assert follower[follower.index("--data-parallel-address") + 1] == "10.0.0.1"
+
+
+def test_local_launcher_implies_no_containers(make_recipe: RecipeFactory) -> None:
+    cluster = ClusterConfig(launcher="local", container_runtime="pyxis")
+    plan = plan_job(make_recipe(), cluster, "n0", "1")
+    assert plan.container_runtime == "none"
+    assert all(s.container is None and s.srun_argv == () for s in plan.processes)

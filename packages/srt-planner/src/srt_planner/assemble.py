@@ -9,7 +9,13 @@ import msgspec
 from srt_planner._recipe import engine_of, resolve_roles
 from srt_planner.benchmark import build_benchmark
 from srt_planner.carving import carve_nodes
-from srt_planner.context import PlanContext, addresses_for, frontend_type_of, python_of
+from srt_planner.context import (
+    PlanContext,
+    addresses_for,
+    container_runtime_of,
+    frontend_type_of,
+    python_of,
+)
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.engines.vllm import data_parallel, replica_size
 from srt_planner.errors import PlanningError
@@ -280,7 +286,7 @@ def plan_job(
             workers=carving.workers,
             pools=dict(carving.pools),
         ),
-        container_runtime=cluster.container_runtime,
+        container_runtime=container_runtime_of(cluster),
         launcher=cluster.launcher,
         processes=tuple(processes),
         files=tuple(files[path] for path in sorted(files)),

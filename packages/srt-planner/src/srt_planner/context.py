@@ -19,6 +19,7 @@ __all__ = [
     "FRONTEND_TYPES",
     "FrontendType",
     "PlanContext",
+    "container_runtime_of",
     "frontend_type_of",
     "python_of",
 ]
@@ -61,13 +62,18 @@ def frontend_type_of(recipe: Recipe) -> FrontendType:
     )
 
 
+def container_runtime_of(cluster: ClusterConfig) -> Literal["pyxis", "none"]:
+    """``launcher: local`` implies ``container_runtime: none`` (cluster schema)."""
+    return "none" if cluster.launcher == "local" else cluster.container_runtime
+
+
 def python_of(cluster: ClusterConfig) -> str:
     """The interpreter steps run with: ``python3`` in containers, ``runtime_python`` natively.
 
     ``runtime_python`` names an interpreter (basename starting with ``python``) or the root of a
     virtual environment (then ``<root>/bin/python``).
     """
-    if cluster.container_runtime == "pyxis" or not cluster.runtime_python:
+    if container_runtime_of(cluster) == "pyxis" or not cluster.runtime_python:
         return "python3"
     value = cluster.runtime_python.rstrip("/")
     if value.rsplit("/", 1)[-1].startswith("python"):
@@ -92,7 +98,8 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def pyxis(self) -> bool:
-        return self.cluster.container_runtime == "pyxis"
+        """Steps run in containers (the local launcher implies container runtime ``none``)."""
+        return container_runtime_of(self.cluster) == "pyxis"
 
     @property
     def local(self) -> bool:
