@@ -71,6 +71,20 @@ def test_resolve_override_stdout(invoke: Invoke, data: Path) -> None:
     assert first["roles"]["agg"] == {"nodes": 1, "workers": 2, "gpus": 2}
 
 
+def test_resolve_override_keeps_base_comments_and_order(invoke: Invoke, data: Path) -> None:
+    source = f"{data / 'overrides.yaml'}:override_two"
+    result = invoke("resolve-override", "-f", source, "--stdout", "--set", "benchmark.osl=64")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "schema: 2"
+    assert lines[1].startswith("name: ovr_two ")
+    assert lines[1].endswith(" # every variant is named ovr_<suffix>")  # ruamel keeps its column
+    assert "  concurrencies: [1]" in lines
+    assert "  osl: 64" in lines
+    keys = [line.split(":")[0] for line in lines if line and not line.startswith(" ")]
+    assert keys == ["schema", "name", "model", "resources", "engine", "roles", "benchmark"]
+
+
 def test_resolve_override_files_and_set(invoke: Invoke, data: Path) -> None:
     source = data / "overrides.yaml"
     result = invoke("resolve-override", "-f", f"{source}:override_two", "--set", "name=n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -37,12 +38,14 @@ def command(
 ) -> None:
     """Expand the variants of an override file into plain recipes.
 
-    Without --stdout each variant is written next to the source as <stem>_<variant>.yaml. The
+    Without --stdout each variant is written next to the source as <stem>_<variant>.yaml. Each
+    keeps the comments and key order of `base:`; keys only the variant has come last. The
     variants are not validated here (use validate or dry-run for that).
     """
+    from srt_cli.roundtrip import dump_roundtrip, load_roundtrip, synced
     from srt_schema.overrides import expand_variants, is_override_file
     from srt_schema.setpaths import apply_overrides
-    from srt_schema.yamlio import dump_yaml, parse_yaml
+    from srt_schema.yamlio import parse_yaml
 
     overrides = parse_overrides(sets, unsets)
     sources = read_sources((spec,), sys.stdin)
@@ -58,15 +61,20 @@ def command(
             )
         doc = apply_overrides(raw, overrides)
         variants = expand_variants(doc, file=source.label, selector=source.selector)
+    base = load_roundtrip(source.text)["base"]
+
+    def render(document: dict[str, Any]) -> str:
+        return dump_roundtrip(synced(base, document))
+
     if to_stdout:
         for position, variant in enumerate(variants):
             if len(variants) > 1:
                 click.echo(("\n" if position else "") + f"# --- {variant.suffix} ---")
-            click.echo(dump_yaml(variant.document), nl=False)
+            click.echo(render(variant.document), nl=False)
         return
     folder = source.path.parent if source.path is not None else Path(edge.cwd)
     stem = source.path.stem if source.path is not None else "stdin"
     for variant in variants:
         target = folder / f"{stem}_{variant.suffix}.yaml"
-        target.write_text(dump_yaml(variant.document))
+        target.write_text(render(variant.document))
         click.echo(f"wrote {target}")
