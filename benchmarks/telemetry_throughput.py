@@ -81,7 +81,8 @@ def bench_parse(dcgm: str, node: str, mb: float) -> None:
 
     def line(name: str, secs: float, count: int) -> None:
         print(
-            f"  {name:<46} {count / secs:>12,.0f} samples/s {size / secs / 1e6:>7.1f} MB/s  ({secs:.2f} s)"
+            f"  {name:<46} {count / secs:>12,.0f} samples/s "
+            f"{size / secs / 1e6:>7.1f} MB/s  ({secs:.2f} s)"
         )
 
     print("parse (best of 3 runs; prometheus-client best of 2):")
@@ -89,7 +90,8 @@ def bench_parse(dcgm: str, node: str, mb: float) -> None:
     line("srt_telemetry, label memo cleared per document", t_cold, n)
     line("prometheus_client text_string_to_metric_families", t_prom, n_prom)
     print(
-        f"  speed-up: {t_prom / t_ours:.1f}x (memo warm), {t_prom / t_cold:.1f}x (memo cold per document)"
+        f"  speed-up: {t_prom / t_ours:.1f}x (memo warm), "
+        f"{t_prom / t_cold:.1f}x (memo cold per document)"
     )
 
 
@@ -197,7 +199,8 @@ def bench_scrape(dcgm: str, node: str, seconds: float) -> None:
     stats = json.loads(out)
     pct = 100 * (c1 - c0) / (w1 - w0)
     print(
-        f"scraper at 100 ms over 3 endpoints (DCGM, node exporter, CPU power), {seconds:.0f} s steady state:"
+        "scraper at 100 ms over 3 endpoints (DCGM, node exporter, CPU power), "
+        f"{seconds:.0f} s steady state:"
     )
     print(
         f"  CPU {pct:.1f} % of one core; scrapes {stats['scrapes']}, errors {stats['errors']}, "

@@ -1,11 +1,5 @@
-"""Turn parsed Prometheus samples into scrape rows (the Tachometer row schema) per filter.
-
-Row columns (all non-null unless marked):
-`scraper_endpoint` Utf8, `metric_name` Utf8, `metric_value` Float64,
-`histogram_bucket_lower`, `histogram_bucket_upper`, `histogram_sum`, `histogram_count` Float64
-(nullable),
-`time_since_start` Float64 (s, monotonic), `timestamp_ns` Int64 (epoch ns), then the extra Utf8
-columns of `extra_columns` ("" when absent). Compaction adds `metric_name_clean`.
+"""Turn parsed Prometheus samples into scrape rows (the schema is in `columns.py`) per filter.
+The extra columns are the sorted union of metadata keys and filter extras (`extra_columns`).
 
 Filters (`ScrapeEndpoint.filter`):
 - `passthrough`: `name{labels}` as served (labels sorted), `_sum`/`_count` kept as rows.
@@ -23,11 +17,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import assert_never
 
 import polars as pl
 
+from srt_telemetry.columns import BASE_SCHEMA, ColumnBuffer, RowBatch, frame_schema
 from srt_telemetry.config import ScrapeEndpoint
 from srt_telemetry.promtext import Labels, ParsedText
 
@@ -42,19 +36,6 @@ __all__ = [
     "inline_labels",
 ]
 
-BASE_SCHEMA: dict[str, pl.DataType] = {
-    "scraper_endpoint": pl.String(),
-    "metric_name": pl.String(),
-    "metric_value": pl.Float64(),
-    "histogram_bucket_lower": pl.Float64(),
-    "histogram_bucket_upper": pl.Float64(),
-    "histogram_sum": pl.Float64(),
-    "histogram_count": pl.Float64(),
-    "time_since_start": pl.Float64(),
-    "timestamp_ns": pl.Int64(),
-}
-
-# legacy metadata keys (reference Tachometer) -> the column they land in
 _LEGACY_KEYS = {
     "node": "hostname",
     "endpoint": "worker_role",
@@ -90,12 +71,6 @@ def extra_columns(endpoints: Iterable[ScrapeEndpoint]) -> tuple[str, ...]:
             keys.update(meta)
     keys -= set(BASE_SCHEMA)
     return tuple(sorted(keys))
-
-
-def frame_schema(extras: Sequence[str]) -> dict[str, pl.DataType]:
-    schema = dict(BASE_SCHEMA)
-    schema.update({k: pl.String() for k in extras})
-    return schema
 
 
 def _escape(value: str) -> str:
@@ -279,24 +254,6 @@ def _node_exporter(parsed: ParsedText, rows: _Rows) -> None:
             mode_col.append(mode)
 
 
-@dataclass(slots=True)
-class RowBatch:
-    """Rows of one scrape of one endpoint as plain lists (cheap to append to a buffer)."""
-
-    endpoint: str
-    timestamp_ns: int
-    time_since_start: float
-    names: list[str]
-    values: list[float]
-    hist: (
-        tuple[list[float | None], list[float | None], list[float | None], list[float | None]] | None
-    )
-    extras: dict[str, list[str] | str]  # per-row values, or one value for every row
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-
 def build_batch(
     parsed: ParsedText,
     ep: ScrapeEndpoint,
@@ -333,50 +290,6 @@ def build_batch(
         hist=(rows.lower, rows.upper, rows.sums, rows.counts) if rows.hist else None,
         extras=extra_values,
     )
-
-
-class ColumnBuffer:
-    """Column lists that batches are appended to; `frame()` turns them into one DataFrame."""
-
-    def __init__(self, extras: Sequence[str]) -> None:
-        self.extras = tuple(extras)
-        self.schema = frame_schema(extras)
-        self.clear()
-
-    def clear(self) -> None:
-        self.cols: dict[str, list[Any]] = {k: [] for k in self.schema}
-        self.rows = 0
-
-    def append(self, b: RowBatch) -> None:
-        n = len(b)
-        if n == 0:
-            return
-        c = self.cols
-        c["scraper_endpoint"].extend([b.endpoint] * n)
-        c["metric_name"].extend(b.names)
-        c["metric_value"].extend(b.values)
-        hist_cols = (
-            "histogram_bucket_lower",
-            "histogram_bucket_upper",
-            "histogram_sum",
-            "histogram_count",
-        )
-        if b.hist is None:
-            nones = [None] * n
-            for col in hist_cols:
-                c[col].extend(nones)
-        else:
-            for col, vals in zip(hist_cols, b.hist, strict=True):
-                c[col].extend(vals)
-        c["time_since_start"].extend([b.time_since_start] * n)
-        c["timestamp_ns"].extend([b.timestamp_ns] * n)
-        for key in self.extras:
-            v = b.extras[key]
-            c[key].extend([v] * n if isinstance(v, str) else v)
-        self.rows += n
-
-    def frame(self) -> pl.DataFrame:
-        return pl.DataFrame(self.cols, schema=self.schema)
 
 
 def build_frame(

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import polars as pl
 
+from srt_telemetry.columns import frame_schema
 from srt_telemetry.config import ScrapeConfig, ScrapeEndpoint
 from srt_telemetry.errors import ParseError, StorageError
 from srt_telemetry.httpget import FetchError, Getter
 from srt_telemetry.promtext import parse_text
-from srt_telemetry.rows import build_batch, extra_columns, frame_schema
+from srt_telemetry.rows import build_batch, extra_columns
 from srt_telemetry.segments import (
     SegmentWriter,
     compact_segments,

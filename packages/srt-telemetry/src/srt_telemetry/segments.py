@@ -17,8 +17,8 @@ from pathlib import Path
 
 import polars as pl
 
+from srt_telemetry.columns import ColumnBuffer, RowBatch
 from srt_telemetry.errors import StorageError
-from srt_telemetry.rows import ColumnBuffer, RowBatch
 
 __all__ = [
     "SegmentWriter",
