@@ -12,7 +12,7 @@ import pytest
 from rt_fakes import FakeClock
 from rt_plans import awaits, execute, fake, plan, read_trace, spec, sweep_log
 
-from srt_planner.plan import RestartSpec
+from srt_planner.plan import LogProbe, RestartSpec
 from srt_runtime.restart import backoff_for, decide
 
 
@@ -116,20 +116,18 @@ def test_exhaustion_of_a_non_critical_worker_leaves_the_run_alive(job_dir: Path)
 
 
 def test_a_worker_that_recovers_after_one_restart(tmp_path: Path, job_dir: Path) -> None:
+    """The first life dies before its probe passes; the readiness wait follows the relaunch."""
     restart = RestartSpec(policy="on-failure", max_restarts=3, backoff_seconds=30)
+    ready = LogProbe(pattern="^serving$", timeout_seconds=600, interval_seconds=5)
     job_plan = plan(
         spec(
             "agg_0",
             fake("fail-once", tmp_path / "once", 9, "say", "serving", "on-term", "forever"),
             role="agg",
             restart=restart,
+            readiness=ready,
         ),
-        spec(
-            "benchmark",
-            fake(*awaits(job_dir / "logs" / "agg_0.out", "serving", 1)),
-            kind="benchmark",
-            phase="benchmark",
-        ),
+        spec("benchmark", fake("exit", 0), kind="benchmark", phase="benchmark"),
     )
     clock = FakeClock()
 
@@ -138,10 +136,19 @@ def test_a_worker_that_recovers_after_one_restart(tmp_path: Path, job_dir: Path)
     assert run.exit_code == 0, run.diagnosis
     doc = _restarts(job_dir)
     assert doc["total_restarts"] == 1
-    assert [(e["outcome"], e["exit_code"]) for e in doc["events"]] == [("relaunched", 9)]
+    [event] = doc["events"]
+    assert (event["outcome"], event["exit_code"], event["backoff_seconds"]) == (
+        "relaunched",
+        9,
+        30.0,
+    )
+    # (virtual seconds: the fake clock runs much faster than the real process starts)
+    assert event["ready_seconds"] is not None
+    assert _seconds(event["ready_at"]) >= _seconds(event["relaunched_at"])
     assert run.log("agg_0.out") == "serving\n"
     assert (job_dir / "logs" / "agg_0.out.1").read_text() == ""
     assert clock.waited >= 30
+    assert "agg_0: agg_0_r1 ready after" in sweep_log(job_dir).read_text()
 
 
 def test_on_failure_releases_a_clean_exit(job_dir: Path) -> None:

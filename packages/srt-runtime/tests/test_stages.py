@@ -145,7 +145,6 @@ def test_every_stage_runs_in_order_and_the_run_succeeds(
         ("head_infrastructure", "running"),
         ("before_workers", "running"),
         ("workers", "running"),
-        ("workers", "running"),
         ("frontend", "running"),
         ("health", "running"),
         ("after_frontend", "running"),
@@ -162,6 +161,8 @@ def test_every_stage_runs_in_order_and_the_run_succeeds(
     lock = yaml.safe_load((job_dir / "recipe.lock.yaml").read_text())
     assert lock["lock"]["exit_code"] == 0
     assert lock["lock"]["status"] == "completed"
+    assert lock["lock"]["started_at"] <= lock["lock"]["finished_at"]
+    assert lock["lock"]["worker_restarts"] == {"total_restarts": 0, "endpoints": {}, "events": []}
 
 
 def test_benchmark_exit_code_is_the_job_exit_code_and_post_eval_is_skipped(
@@ -265,3 +266,18 @@ def test_terminal_services_end_the_job_with_the_worst_exit_code(job_dir: Path) -
     assert run.exit_code == 3
     assert run.diagnosis == ""
     assert ("serving", "running") in run.stages
+
+
+def test_the_lockfile_is_the_submitted_recipe_plus_the_outcome(job_dir: Path) -> None:
+    (job_dir / "config.yaml").write_text("schema: 2\nname: my-run\nengine: sglang\n")
+    job_plan = plan(spec("benchmark", fake("exit", 3), kind="benchmark", phase="benchmark"))
+
+    execute(job_plan, job_dir)
+
+    lock = yaml.safe_load((job_dir / "recipe.lock.yaml").read_text())
+    assert list(lock) == ["schema", "name", "engine", "lock"]
+    assert (lock["name"], lock["lock"]["status"], lock["lock"]["exit_code"]) == (
+        "my-run",
+        "failed",
+        3,
+    )

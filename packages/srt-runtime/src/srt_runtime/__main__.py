@@ -80,8 +80,14 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     sink = FileStatusSink(job_dir, plan.job_id, clock)
+    try:
+        result = run_job(plan, launcher, sink, job_dir=job_dir, clock=clock, supervisor=sup)
+    except Exception:
+        # A bug in the supervisor: cleanup already ran (run_job's finally); say so and exit 1.
+        logger.exception("Fatal error")
+        return 1
     # The diagnosis of a failed run is logged last, so it ends both stdout and the sweep log.
-    return run_job(plan, launcher, sink, job_dir=job_dir, clock=clock, supervisor=sup).exit_code
+    return result.exit_code
 
 
 if __name__ == "__main__":

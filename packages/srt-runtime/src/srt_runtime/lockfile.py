@@ -13,7 +13,7 @@ import yaml
 
 from srt_runtime.files import write_atomic
 
-__all__ = ["complete_lockfile"]
+__all__ = ["update_lockfile"]
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -24,27 +24,14 @@ def _load(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def complete_lockfile(
-    job_dir: Path,
-    *,
-    job_id: str,
-    exit_code: int,
-    status: str,
-    finished_at: str,
-    worker_restarts: object,
-) -> Path:
-    """Add the run's outcome to ``job_dir/recipe.lock.yaml`` (created if missing)."""
+def update_lockfile(job_dir: Path, **lock: object) -> Path:
+    """Merge ``lock`` into the ``lock:`` block of ``job_dir/recipe.lock.yaml`` (created from
+    ``config.yaml`` if missing); the start of a run writes its status, the end its outcome."""
     path = job_dir / "recipe.lock.yaml"
     doc = _load(path) or _load(job_dir / "config.yaml")
-    lock = doc.get("lock")
-    lock = dict(lock) if isinstance(lock, dict) else {}
-    lock.update(
-        job_id=job_id,
-        status=status,
-        exit_code=exit_code,
-        finished_at=finished_at,
-        worker_restarts=worker_restarts,
-    )
-    doc["lock"] = lock
+    current = doc.get("lock")
+    merged = dict(current) if isinstance(current, dict) else {}
+    merged.update(lock)
+    doc["lock"] = merged
     write_atomic(path, yaml.safe_dump(doc, sort_keys=False).encode())
     return path

@@ -19,7 +19,7 @@ from srt_runtime.diagnosis import Failure, read_tail, render_diagnosis
 from srt_runtime.errors import AbortError, LaunchError, StageError
 from srt_runtime.files import iso_utc
 from srt_runtime.launch import Launcher
-from srt_runtime.lockfile import complete_lockfile
+from srt_runtime.lockfile import update_lockfile
 from srt_runtime.stages import (
     group_phase,
     run_benchmark,
@@ -48,10 +48,10 @@ def _stages(sup: Supervisor, sink: StatusSink) -> int:
     run_phase(sup, sink, "host_setup")
     run_phase(sup, sink, "infra")
     run_phase(sup, sink, "before_workers")
-    sink.emit("workers", "running")
     run_phase(sup, sink, "workers")
     run_phase(sup, sink, "frontends")
     run_health_gate(sup, sink)
+    sup.log.info("Frontend: %s (model %s)", sup.plan.frontend_url, sup.plan.served_model_name)
     run_phase(sup, sink, "after_frontend")
     run_phase(sup, sink, "telemetry")
     code = run_benchmark(sup, sink)
@@ -108,6 +108,7 @@ def run_job(
         plan.launcher,
     )
     sink.emit("starting", "running")
+    update_lockfile(job_dir, job_id=plan.job_id, status="running", started_at=iso_utc(clock.wall()))
     code = 1
     armed = bool(group_phase(plan, "host_setup")) or bool(plan.teardown)
     try:
@@ -144,7 +145,7 @@ def run_job(
     if sup.restarts.doc.endpoints:
         log.info("%s", sup.restarts.summary())
     status = "completed" if code == 0 else "failed"
-    complete_lockfile(
+    update_lockfile(
         job_dir,
         job_id=plan.job_id,
         exit_code=code,

@@ -24,6 +24,7 @@ from srt_runtime.events import EventQueue, FatalLine, ProcessExited, watch_exit
 from srt_runtime.files import iso_utc
 from srt_runtime.launch import Handle, Launcher, resolve_log_path
 from srt_runtime.logscan import LogScanner, LogTailer
+from srt_runtime.probe_check import check_probe
 from srt_runtime.restart import RestartBook, RestartEvent, backoff_for, decide
 
 __all__ = ["Proc", "Supervisor", "is_oneshot"]
@@ -64,6 +65,10 @@ class _Endpoint:
     restarts: int = 0
     due: float | None = None
     pending: RestartEvent | None = None
+    #: After a relaunch: the leader's probe is polled until ready or this deadline.
+    ready_deadline: float | None = None
+    next_probe: float = 0.0
+    relaunched_at: float = 0.0
 
 
 class Supervisor:
@@ -159,6 +164,7 @@ class Supervisor:
                 return True
             now = self.clock.monotonic()
             self._relaunch_due(now)
+            self._check_relaunched(now)
             if deadline is not None and now >= deadline:
                 return False
             slice_ = _WAKE_SECONDS if deadline is None else min(_WAKE_SECONDS, deadline - now)
@@ -353,9 +359,52 @@ class Supervisor:
                 continue
             if ep.pending is not None:
                 self.restarts.relaunched(ep.pending, iso_utc(self.clock.wall()))
+            probe = ep.specs[0].readiness
+            if probe is not None:
+                ep.relaunched_at = now
+                ep.next_probe = now
+                ep.ready_deadline = now + probe.timeout_seconds
             self.log.info(
                 "%s: relaunched as %s", ep.key, self._launch_name(ep.specs[0], ep.restarts)
             )
+
+    def _check_relaunched(self, now: float) -> None:
+        """Poll a relaunched endpoint's leader probe (at its interval) and record readiness."""
+        for ep in self._endpoints.values():
+            probe = ep.specs[0].readiness
+            if ep.ready_deadline is None or probe is None or now < ep.next_probe:
+                continue
+            leader = self._by_name.get(self._launch_name(ep.specs[0], ep.restarts))
+            if leader is None or leader.done.is_set():
+                ep.ready_deadline = None
+            elif check_probe(probe, leader.log_path):
+                ep.ready_deadline = None
+                if ep.pending is not None:
+                    ep.pending.ready_at = iso_utc(self.clock.wall())
+                    ep.pending.ready_seconds = round(now - ep.relaunched_at, 3)
+                    self.restarts.write()
+                self.log.info(
+                    "%s: %s ready after %.1f s", ep.key, leader.spec.name, now - ep.relaunched_at
+                )
+            elif now >= ep.ready_deadline:
+                ep.ready_deadline = None
+                self.log.warning(
+                    "%s: %s not ready %g s after its relaunch (left running)",
+                    ep.key,
+                    leader.spec.name,
+                    probe.timeout_seconds,
+                )
+            else:
+                ep.next_probe = now + probe.interval_seconds
+
+    def latest(self, base_name: str) -> Proc:
+        """The most recent launch of the planned process ``base_name``."""
+        return next(p for p in reversed(self.procs) if p.base.name == base_name)
+
+    def restart_pending(self, proc: Proc) -> bool:
+        """Whether ``proc``'s endpoint is waiting to relaunch it."""
+        endpoint = self._endpoint_of(proc)
+        return endpoint is not None and endpoint.due is not None
 
     def close(self) -> None:
         self._tailer.stop()
