@@ -14,7 +14,8 @@ import time
 
 from srt_planner.plan import ProcessKind
 from srt_runtime.errors import SupervisorError
-from srt_runtime.supervisor import Proc, Supervisor
+from srt_runtime.process import Proc
+from srt_runtime.supervisor import Supervisor
 
 __all__ = ["KIND_RANK", "run_teardown", "stop_all"]
 

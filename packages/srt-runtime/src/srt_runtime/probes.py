@@ -6,7 +6,8 @@ from functools import partial
 
 from srt_runtime.errors import ReadinessError
 from srt_runtime.probe_check import check_probe, describe_probe
-from srt_runtime.supervisor import Proc, Supervisor
+from srt_runtime.process import Proc
+from srt_runtime.supervisor import Supervisor
 
 __all__ = ["wait_ready"]
 

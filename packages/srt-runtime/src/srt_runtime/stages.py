@@ -16,8 +16,9 @@ from srt_runtime.files import write_atomic
 from srt_runtime.health import wait_healthy
 from srt_runtime.launch import resolve_log_path
 from srt_runtime.probes import wait_ready
+from srt_runtime.process import Proc, is_oneshot
 from srt_runtime.status import Stage, StatusSink
-from srt_runtime.supervisor import Proc, Supervisor, is_oneshot
+from srt_runtime.supervisor import Supervisor
 
 __all__ = [
     "PHASE_STAGE",

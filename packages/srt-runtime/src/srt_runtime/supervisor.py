@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import logging
 import signal
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -22,53 +20,16 @@ from srt_runtime.diagnosis import Failure
 from srt_runtime.errors import AbortError, LaunchError
 from srt_runtime.events import EventQueue, FatalLine, ProcessExited, watch_exit
 from srt_runtime.files import iso_utc
-from srt_runtime.launch import Handle, Launcher, resolve_log_path
+from srt_runtime.launch import Launcher, resolve_log_path
 from srt_runtime.logscan import LogScanner, LogTailer
 from srt_runtime.probe_check import check_probe
+from srt_runtime.process import Endpoint, Proc, is_oneshot
 from srt_runtime.restart import RestartBook, RestartEvent, backoff_for, decide
 
-__all__ = ["Proc", "Supervisor", "is_oneshot"]
+__all__ = ["Supervisor"]
 
 #: How often a wait wakes up to notice a stop request from a signal handler.
 _WAKE_SECONDS = 0.1
-
-
-def is_oneshot(spec: ProcessSpec) -> bool:
-    """Run-to-completion steps: their exit is the stage's business, not a failure event."""
-    return spec.oneshot or spec.phase in ("host_setup", "benchmark", "post_eval")
-
-
-@dataclass(eq=False)
-class Proc:
-    """One launched process (a relaunch is a new Proc named ``<name>_r<n>``)."""
-
-    spec: ProcessSpec
-    base: ProcessSpec
-    handle: Handle
-    log_path: Path
-    seq: int
-    done: threading.Event = field(default_factory=threading.Event)
-    exit_code: int | None = None
-    fatal_line: str | None = None
-    #: The supervisor asked it to stop, so its exit is expected.
-    stopping: bool = False
-
-    @property
-    def node(self) -> str:
-        return self.spec.nodes[0]
-
-
-@dataclass(eq=False)
-class _Endpoint:
-    key: str
-    specs: list[ProcessSpec]
-    restarts: int = 0
-    due: float | None = None
-    pending: RestartEvent | None = None
-    #: After a relaunch: the leader's probe is polled until ready or this deadline.
-    ready_deadline: float | None = None
-    next_probe: float = 0.0
-    relaunched_at: float = 0.0
 
 
 class Supervisor:
@@ -97,13 +58,13 @@ class Supervisor:
         self.restarts = RestartBook(log_dir / "worker_restarts.json")
         self._by_name: dict[str, Proc] = {}
         self._queue = EventQueue()
-        self._endpoints: dict[str, _Endpoint] = {}
+        self._endpoints: dict[str, Endpoint] = {}
         self._tailer = LogTailer(self._on_match, interval=tail_interval)
         self._tailer.start()
         for spec in plan.processes:
             if spec.restart.policy != "never" and not is_oneshot(spec):
                 key = f"{spec.role}_{spec.index}"
-                self._endpoints.setdefault(key, _Endpoint(key=key, specs=[])).specs.append(spec)
+                self._endpoints.setdefault(key, Endpoint(key=key, specs=[])).specs.append(spec)
                 self.restarts.track(key, spec.restart)
 
     # -- starting --------------------------------------------------------------------------
@@ -260,7 +221,7 @@ class Supervisor:
                 event.line,
             )
 
-    def _endpoint_of(self, proc: Proc) -> _Endpoint | None:
+    def _endpoint_of(self, proc: Proc) -> Endpoint | None:
         return (
             self._endpoints.get(f"{proc.base.role}_{proc.base.index}")
             if (proc.base.restart.policy != "never" and not is_oneshot(proc.base))
@@ -268,7 +229,7 @@ class Supervisor:
         )
 
     def _maybe_restart(
-        self, ep: _Endpoint, proc: Proc, code: int, line: str | None, at: float
+        self, ep: Endpoint, proc: Proc, code: int, line: str | None, at: float
     ) -> bool:
         spec = proc.base.restart
         decision = decide(spec, ep.restarts, code)
@@ -310,7 +271,7 @@ class Supervisor:
                 sibling.handle.signal(signal.SIGTERM)
         return True
 
-    def _current(self, ep: _Endpoint) -> list[Proc]:
+    def _current(self, ep: Endpoint) -> list[Proc]:
         names = {self._launch_name(s, ep.restarts) for s in ep.specs}
         return [self._by_name[n] for n in names if n in self._by_name]
 
