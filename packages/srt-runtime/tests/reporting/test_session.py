@@ -17,13 +17,12 @@ from rep_collector import closed_port_url, running_collector, silent_server
 from rep_s3 import KEY_ID, client, keys, new_bucket, running_s3
 
 from srt_runtime.clock import SystemClock
-from srt_runtime.lockfile import complete_lockfile
+from srt_runtime.lockfile import update_lockfile
 from srt_runtime.reporting.fingerprint import capture_fingerprint, write_fingerprint
 from srt_runtime.reporting.identity import observed_from_fingerprint, render_banner, verify_identity
 from srt_runtime.reporting.lock_sections import (
     build_lock_sections,
     first_fingerprint,
-    order_lock,
     read_fingerprints,
 )
 from srt_runtime.reporting.session import ReportingSession
@@ -95,15 +94,7 @@ def job(tmp_path: Path) -> Iterator[Path]:
 
 
 def _lockfile(job_dir: Path, exit_code: int) -> None:
-    """complete_lockfile plus the reporting sections, as the proposed lockfile.py change does."""
-    path = complete_lockfile(
-        job_dir,
-        job_id="4242",
-        exit_code=exit_code,
-        status="failed",
-        finished_at="t",
-        worker_restarts={},
-    )
+    """The end-of-run lockfile: the supervisor's writer fed with the reporting sections."""
     prints = read_fingerprints(job_dir / "logs")
     seen = observed_from_fingerprint(first_fingerprint(prints) or {})
     identity = IdentityConfig(
@@ -112,11 +103,11 @@ def _lockfile(job_dir: Path, exit_code: int) -> None:
     verification = verify_identity(identity, seen)
     assert verification is not None
     assert render_banner(verification)[-1] == "  1 verified, 1 declared, 0 FAILED"
-    doc = yaml.safe_load(path.read_text())
-    doc["lock"] = order_lock(
-        {**doc["lock"], **build_lock_sections(verification=verification, fingerprints=prints)}
+    update_lockfile(
+        job_dir,
+        exit_code=exit_code,
+        **build_lock_sections(verification=verification, fingerprints=prints),
     )
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
 def _assert_no_canary(blobs: dict[str, bytes]) -> None:

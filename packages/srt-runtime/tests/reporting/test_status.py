@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 import time
 import typing
 from pathlib import Path
 
+import pytest
 from rep_collector import closed_port_url, running_collector, silent_server
 
 from srt_runtime.clock import SystemClock
 from srt_runtime.reporting._common import merge_endpoints
-from srt_runtime.reporting.status import JobCreate, JobUpdate, StatusReporter, send_job_create
+from srt_runtime.reporting.errors import ReportingConfigError
+from srt_runtime.reporting.status import (
+    JobCreate,
+    JobUpdate,
+    StatusReporter,
+    check_status_config,
+    send_job_create,
+)
 from srt_runtime.reporting.status_sink import STAGE_MAP, RemoteStatusSink, build_job_update
 from srt_runtime.status import FileStatusSink, Stage
 from srt_schema.recipe import ReportingStatusConfig
@@ -212,3 +222,57 @@ def test_remote_sink_keeps_the_local_record_and_reports(job_dir: Path) -> None:
     assert sent[-1]["logs_url"] == "s3://bucket/srtslurm/2026-01-01/4242/"
     local = (job_dir / "status_events.jsonl").read_text().splitlines()
     assert len(local) == 3
+
+
+def test_config_check_names_the_bad_field() -> None:
+    good = ReportingStatusConfig(endpoint="https://c.example/", endpoints=("http://10.0.0.1:8080",))
+    assert check_status_config(good) == ("https://c.example", "http://10.0.0.1:8080")
+    cases = [
+        (
+            ReportingStatusConfig(endpoint="collector:8080"),
+            "$.reporting.status: endpoint 'collector:8080' is not an http:// or https:// URL; "
+            "give the collector's base URL, e.g. http://collector.example:8080",
+        ),
+        (
+            ReportingStatusConfig(endpoints=("http://",)),
+            "$.reporting.status: endpoint 'http:' is not an http:// or https:// URL; give the "
+            "collector's base URL, e.g. http://collector.example:8080",
+        ),
+        (
+            ReportingStatusConfig(token_env="Bearer abc123"),
+            "$.reporting.status.token_env: 'Bearer abc123' is not an environment variable name; "
+            "name the variable that holds the token (e.g. SRTCTL_STATUS_TOKEN), never the token "
+            "itself",
+        ),
+        (
+            ReportingStatusConfig(logging_stream_interval=0.0),
+            "$.reporting.status.logging-stream-interval: 0.0 must be a finite number of seconds "
+            "> 0; omit it to disable streaming",
+        ),
+    ]
+    for config, message in cases:
+        with pytest.raises(ReportingConfigError) as err:
+            check_status_config(config)
+        assert str(err.value) == message
+
+
+def test_malformed_endpoint_is_skipped_at_run_time_with_one_warning() -> None:
+    logs = Logs()
+    with running_collector() as (url, state):
+        config = ReportingStatusConfig(endpoints=("ftp://x", url))
+        reporter = StatusReporter.from_config(config, "4242", {}, log=logs)
+        reporter.send(_update())
+        summary = reporter.close(5.0)
+    assert summary.delivered == {url: 1}
+    assert logs.at(logging.WARNING) == [
+        "reporting.status endpoint 'ftp://x' is not an http:// or https:// URL; it is ignored"
+    ]
+    assert len(state.of("PUT", "/api/jobs/4242")) == 1
+
+
+def test_status_and_streaming_do_not_load_boto3() -> None:
+    lean = (
+        "import sys, srt_runtime.reporting.status, srt_runtime.reporting.stream, "
+        "srt_runtime.reporting.status_sink; sys.exit(3 if 'boto3' in sys.modules else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", lean], check=False, timeout=60).returncode == 0

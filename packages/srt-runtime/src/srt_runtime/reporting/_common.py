@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
@@ -12,11 +13,13 @@ __all__ = [
     "LogFn",
     "OnceLog",
     "bearer_headers",
+    "endpoint_problem",
     "iso_utc",
     "merge_endpoints",
     "null_log",
     "run_bounded",
     "token_from",
+    "usable_endpoints",
 ]
 
 #: ``(level, message)``; ``logging.Logger.log`` fits. Reporting never prints.
@@ -41,6 +44,29 @@ def merge_endpoints(endpoint: str | None, endpoints: Iterable[str] | None) -> tu
         if url and url not in merged:
             merged.append(url)
     return tuple(merged)
+
+
+def endpoint_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a collector base URL, or None when it can."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        return "is not an http:// or https:// URL"
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    if not host or host.startswith(":") or any(c.isspace() for c in url):
+        return "has no host name (or contains spaces)"
+    return None
+
+
+def usable_endpoints(endpoints: tuple[str, ...], log: LogFn) -> tuple[str, ...]:
+    """``endpoints`` without the malformed ones, each of which is logged as a warning."""
+    usable = []
+    for url in endpoints:
+        problem = endpoint_problem(url)
+        if problem is None:
+            usable.append(url)
+        else:
+            log(logging.WARNING, f"reporting.status endpoint {url!r} {problem}; it is ignored")
+    return tuple(usable)
 
 
 def bearer_headers(token: str | None) -> dict[str, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import queue
 import threading
 import time
@@ -27,10 +28,13 @@ from srt_runtime.reporting._common import (
     LogFn,
     OnceLog,
     bearer_headers,
+    endpoint_problem,
     merge_endpoints,
     null_log,
     token_from,
+    usable_endpoints,
 )
+from srt_runtime.reporting.errors import ReportingConfigError
 from srt_schema.recipe import ReportingStatusConfig
 
 __all__ = [
@@ -40,6 +44,7 @@ __all__ = [
     "JobStatus",
     "JobUpdate",
     "StatusReporter",
+    "check_status_config",
     "send_job_create",
 ]
 
@@ -164,7 +169,7 @@ class StatusReporter:
             return cls((), job_id, token=None, log=log, transport=transport)
         token_env = config.token_env or "SRTCTL_STATUS_TOKEN"
         return cls(
-            merge_endpoints(config.endpoint, config.endpoints),
+            usable_endpoints(merge_endpoints(config.endpoint, config.endpoints), log),
             job_id,
             token=token_from(environ, token_env),
             token_env=token_env,
@@ -254,11 +259,11 @@ class StatusReporter:
     def _put(self, endpoint: str, body: bytes) -> bool:
         url = f"{endpoint}/api/jobs/{self.job_id}"
         headers = {"Content-Type": "application/json", **bearer_headers(self._token)}
-        last: httpx.HTTPError | None = None
+        last: Exception | None = None
         for _ in range(self._attempts):
             try:
                 response = self._client.put(url, content=body, headers=headers)
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 last = exc
                 continue
             return self._judge(endpoint, response)
@@ -299,6 +304,32 @@ class StatusReporter:
         return False
 
 
+def check_status_config(config: ReportingStatusConfig) -> tuple[str, ...]:
+    """The merged endpoints, or :class:`ReportingConfigError` naming the first bad field (pure;
+    for ``validate`` / ``dry-run``: at run time a bad endpoint is only skipped with a warning)."""
+    endpoints = merge_endpoints(config.endpoint, config.endpoints)
+    for url in endpoints:
+        problem = endpoint_problem(url)
+        if problem is not None:
+            raise ReportingConfigError(
+                f"$.reporting.status: endpoint {url!r} {problem}; give the collector's base URL, "
+                "e.g. http://collector.example:8080"
+            )
+    if config.token_env is not None and not config.token_env.isidentifier():
+        raise ReportingConfigError(
+            f"$.reporting.status.token_env: {config.token_env!r} is not an environment variable "
+            "name; name the variable that holds the token (e.g. SRTCTL_STATUS_TOKEN), never the "
+            "token itself"
+        )
+    interval = config.logging_stream_interval
+    if interval is not None and not (math.isfinite(interval) and interval > 0):
+        raise ReportingConfigError(
+            f"$.reporting.status.logging-stream-interval: {interval!r} must be a finite number of "
+            "seconds > 0; omit it to disable streaming"
+        )
+    return endpoints
+
+
 def send_job_create(
     endpoints: tuple[str, ...],
     payload: JobCreate,
@@ -325,7 +356,7 @@ def send_job_create(
             for attempt in range(1, max(1, attempts) + 1):
                 try:
                     response = client.post(url, content=body, headers=headers)
-                except httpx.HTTPError as exc:
+                except (httpx.HTTPError, httpx.InvalidURL) as exc:
                     if attempt == attempts:
                         log(
                             logging.WARNING,

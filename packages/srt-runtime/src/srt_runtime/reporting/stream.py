@@ -35,6 +35,7 @@ from srt_runtime.reporting._common import (
     null_log,
     run_bounded,
     token_from,
+    usable_endpoints,
 )
 from srt_runtime.reporting.errors import ReportingError
 from srt_schema.recipe import ReportingStatusConfig
@@ -139,7 +140,7 @@ class LogStreamer:
         """A streamer when ``reporting.status`` has an endpoint and ``logging-stream-interval``."""
         if config is None or config.logging_stream_interval is None:
             return None
-        endpoints = merge_endpoints(config.endpoint, config.endpoints)
+        endpoints = usable_endpoints(merge_endpoints(config.endpoint, config.endpoints), null_log)
         if not endpoints:
             return None
         return cls(
@@ -229,7 +230,7 @@ class LogStreamer:
         headers = {"Content-Type": "application/octet-stream", **bearer_headers(self._token)}
         try:
             response = self._client.post(url, params=dict(params), content=body, headers=headers)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise _RefusedError(f"{type(exc).__name__}: {exc}") from exc
         if response.status_code != 200:
             raise _RefusedError(f"HTTP {response.status_code} from {url}")
