@@ -234,6 +234,8 @@ class StatusReporter:
                     self._dropped += max(left - 1, 0)  # the close marker is not an event
             else:
                 self._client.close()
+        else:
+            self._client.close()
         with self._lock:
             return DeliverySummary(
                 events=self._events,

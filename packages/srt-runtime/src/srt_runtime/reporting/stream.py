@@ -68,8 +68,13 @@ def list_stream_files(log_dir: Path) -> list[tuple[str, int]]:
     """``(relative posix path, size)`` of every streamable file under ``log_dir``, sorted."""
     found = []
     for path in log_dir.rglob("*"):
-        if path.suffix in STREAM_SUFFIXES and path.is_file() and not path.is_symlink():
-            found.append((path.relative_to(log_dir).as_posix(), path.stat().st_size))
+        if path.suffix not in STREAM_SUFFIXES or path.is_symlink():
+            continue
+        try:
+            if path.is_file():
+                found.append((path.relative_to(log_dir).as_posix(), path.stat().st_size))
+        except OSError:  # removed between listing and stat: not ours to stream any more
+            continue
     return sorted(found)
 
 
@@ -168,7 +173,15 @@ class LogStreamer:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
-            self.flush()
+            try:
+                self.flush()
+            except OSError as exc:  # the log directory itself is unreadable: keep the job going
+                self._once(
+                    f"local {exc}",
+                    logging.WARNING,
+                    f"log streaming: cannot read {self.log_dir}: {exc}; retrying every "
+                    f"{self.interval:g}s (reported once)",
+                )
 
     def stop(self, budget: float = STOP_BUDGET) -> bool:
         """Stop the thread and send the final chunks (``final=1``) within ``budget`` seconds.
@@ -250,9 +263,12 @@ class LogStreamer:
                 if pending is not None and pending[0] == offset:
                     chunk = pending[1]
                 else:
-                    chunk = _read(self.log_dir / rel, offset, min(self._chunk, size - offset))
+                    try:
+                        chunk = _read(self.log_dir / rel, offset, min(self._chunk, size - offset))
+                    except OSError:
+                        chunk = b""  # removed since the listing
                     if not chunk:
-                        break  # the file shrank under us
+                        break  # the file shrank or went away under us
                 last = final and offset + len(chunk) >= size
                 self._pending[key] = (offset, chunk)
                 self._post_log(endpoint, rel, offset, chunk, last)
@@ -288,7 +304,10 @@ class LogStreamer:
             while True:
                 if deadline is not None and time.monotonic() > deadline:
                     raise _RefusedError("out of time")
-                chunk = _read(path, offset, min(self._chunk, total - offset))
+                try:
+                    chunk = _read(path, offset, min(self._chunk, total - offset))
+                except OSError:
+                    break  # removed since the listing
                 if len(chunk) < min(self._chunk, total - offset):
                     break  # shrank mid-upload: abandoned for this flush
                 params = self._params(file=path.name, offset=offset, total=total)
