@@ -240,9 +240,9 @@ def test_config_check_names_the_bad_field() -> None:
         ),
         (
             ReportingStatusConfig(token_env="Bearer abc123"),
-            "$.reporting.status.token_env: 'Bearer abc123' is not an environment variable name; "
-            "name the variable that holds the token (e.g. SRTCTL_STATUS_TOKEN), never the token "
-            "itself",
+            "$.reporting.status.token_env: the value is not an environment variable name (not "
+            "shown: it may be the token itself); name the variable that holds the token, e.g. "
+            "SRTCTL_STATUS_TOKEN",
         ),
         (
             ReportingStatusConfig(logging_stream_interval=0.0),

@@ -319,9 +319,9 @@ def check_status_config(config: ReportingStatusConfig) -> tuple[str, ...]:
             )
     if config.token_env is not None and not config.token_env.isidentifier():
         raise ReportingConfigError(
-            f"$.reporting.status.token_env: {config.token_env!r} is not an environment variable "
-            "name; name the variable that holds the token (e.g. SRTCTL_STATUS_TOKEN), never the "
-            "token itself"
+            "$.reporting.status.token_env: the value is not an environment variable name (not "
+            "shown: it may be the token itself); name the variable that holds the token, e.g. "
+            "SRTCTL_STATUS_TOKEN"
         )
     interval = config.logging_stream_interval
     if interval is not None and not (math.isfinite(interval) and interval > 0):
