@@ -137,3 +137,18 @@ def test_without_scancel_the_srun_client_is_signalled(tmp_path: Path, trace: Pat
     handle.signal(signal.SIGTERM)
     assert handle.wait(10) == 0
     assert read_trace(trace) == ["agg_0 start", "agg_0 term"]
+
+
+def test_container_runtime_none_puts_the_interpreter_first_on_path(tmp_path: Path) -> None:
+    launcher = SrunLauncher(
+        tmp_path,
+        job_id="77",
+        nodes=("node-01",),
+        srun=str(FAKES / "fake_srun.py"),
+        runner=RecordingRunner({}),
+        base_env={"PATH": "/usr/bin:/bin"},
+        python="/opt/venv/bin/python",
+    )
+    handle = launcher.start(spec("env", ("/usr/bin/printenv", "PATH")))
+    assert handle.wait(10) == 0
+    assert (tmp_path / "env.out").read_text().splitlines()[-1] == "/opt/venv/bin:/usr/bin:/bin"

@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     if plan.launcher == "local":
         launcher = LocalLauncher(log_dir, nodes=plan.nodes)
     else:
-        launcher = SrunLauncher(log_dir, job_id=plan.job_id, nodes=plan.nodes)
+        python = sys.executable if plan.container_runtime == "none" else None
+        launcher = SrunLauncher(log_dir, job_id=plan.job_id, nodes=plan.nodes, python=python)
     sup = Supervisor(plan, launcher, log_dir=log_dir, clock=clock, logger=logger)
 
     def _on_signal(signum: int, _frame: FrameType | None) -> None:

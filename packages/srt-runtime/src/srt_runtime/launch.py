@@ -23,6 +23,7 @@ __all__ = [
     "Launcher",
     "LocalHandle",
     "LocalLauncher",
+    "build_env",
     "build_local_argv",
     "resolve_log_path",
 ]
@@ -76,12 +77,16 @@ def build_local_argv(argv: tuple[str, ...], python: str) -> list[str]:
     return list(argv)
 
 
-def _build_env(base: Mapping[str, str], spec_env: Mapping[str, str], python: str) -> dict[str, str]:
+def build_env(
+    base: Mapping[str, str], spec_env: Mapping[str, str], python: str | None
+) -> dict[str, str]:
+    """The launcher's environment, ``python``'s ``bin/`` first on PATH, then the plan's env."""
     env = dict(base)
-    # Console scripts of the chosen interpreter's environment (dynamo, srt-bench...) come first.
-    bin_dir = str(Path(python).parent)
-    path = env.get("PATH", "")
-    env["PATH"] = bin_dir if not path else f"{bin_dir}{os.pathsep}{path}"
+    if python is not None:
+        # Console scripts of the chosen interpreter's environment (dynamo, srt-bench...) first.
+        bin_dir = str(Path(python).parent)
+        path = env.get("PATH", "")
+        env["PATH"] = bin_dir if not path else f"{bin_dir}{os.pathsep}{path}"
     env.update(spec_env)
     return env
 
@@ -145,7 +150,7 @@ class LocalLauncher:
         log_path = resolve_log_path(self._log_dir, spec.log_file)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         argv = build_local_argv(spec.argv, self._python)
-        env = _build_env(self._base_env, spec.env, self._python)
+        env = build_env(self._base_env, spec.env, self._python)
         try:
             with log_path.open("ab") as log:
                 popen = subprocess.Popen(

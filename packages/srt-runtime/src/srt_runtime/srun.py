@@ -17,7 +17,7 @@ from pathlib import Path
 
 from srt_planner.plan import ProcessSpec
 from srt_runtime.errors import LaunchError
-from srt_runtime.launch import resolve_log_path
+from srt_runtime.launch import build_env, resolve_log_path
 
 __all__ = [
     "CommandRunner",
@@ -135,7 +135,11 @@ class SrunHandle:
 
 
 class SrunLauncher:
-    """Starts each process as an ``srun`` step of the current job."""
+    """Starts each process as an ``srun`` step of the current job.
+
+    ``python``: with container runtime ``none``, the interpreter whose ``bin/`` leads the steps'
+    ``PATH`` (the node sees the same path on the shared filesystem).
+    """
 
     def __init__(
         self,
@@ -146,8 +150,10 @@ class SrunLauncher:
         srun: str = "srun",
         runner: CommandRunner = run_command,
         base_env: Mapping[str, str] | None = None,
+        python: str | None = None,
     ) -> None:
         self._log_dir = log_dir
+        self._python = python
         self._job_id = job_id
         self._nodes = nodes
         self._srun = srun
@@ -163,8 +169,9 @@ class SrunLauncher:
         argv = list(build_srun_argv(spec, job_id=self._job_id, log_path=log_path))
         if argv and argv[0] == "srun":
             argv[0] = self._srun
-        # The step inherits the srun client's environment (srun's default --export=ALL).
-        env = {**self._base_env, **spec.env}
+        # The step inherits the srun client's environment (srun's default --export=ALL); with
+        # container runtime `none` the interpreter's bin/ leads PATH (python3, console scripts).
+        env = build_env(self._base_env, spec.env, self._python)
         try:
             with log_path.open("ab") as log:
                 popen = subprocess.Popen(
