@@ -76,3 +76,16 @@ def test_a_job_dir_without_config_or_with_a_bad_recipe(tmp_path: Path) -> None:
     with pytest.raises(PlanLoadError) as err:
         plan_from_job_dir(tmp_path, env, cwd=tmp_path)
     assert str(err.value).startswith(f"cannot plan job 77 from {tmp_path}/config.yaml: ")
+
+
+def test_a_local_cluster_reaches_every_node_on_loopback(tmp_path: Path) -> None:
+    job_dir = tmp_path / "78"
+    job_dir.mkdir()
+    (job_dir / "config.yaml").write_text(RECIPE)
+    (tmp_path / "srtslurm.yaml").write_text("launcher: local\n")
+    env = {"SLURM_JOB_ID": "78", "SLURM_JOB_NODELIST": "node-[01-02]"}
+
+    plan = plan_from_job_dir(job_dir, env, cwd=tmp_path)
+
+    assert (plan.launcher, plan.container_runtime) == ("local", "none")
+    assert plan.health.url.startswith("http://127.0.0.1:")

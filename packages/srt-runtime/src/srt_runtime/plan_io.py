@@ -57,12 +57,16 @@ def plan_from_job_dir(
                 f"{config}: yields {len(jobs)} jobs; a job directory holds one resolved job"
             )
         het = tuple(expand_hostlist(g) for g in facts.het_groups) or None
+        # The local launcher runs every node's processes on this host: reach them on loopback.
+        local = cluster.launcher == "local"
+        addresses = {n: "127.0.0.1" for n in expand_hostlist(facts.nodelist)} if local else None
         return plan_job(
             jobs[0].recipe,
             cluster,
             facts.nodelist,
             facts.job_id,
             het_groups=het,
+            addresses=addresses,
             log_dir=str(job_dir / "logs"),
             serve_only=serve_only,
         )
