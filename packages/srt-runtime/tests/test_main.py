@@ -106,7 +106,7 @@ def test_sigterm_stops_the_run_cleans_up_and_exits_1(job_dir: Path, trace: Path)
 
     assert proc.returncode == 1
     assert "Received SIGTERM, initiating cleanup..." in out
-    assert "  reason: stopped: received SIGTERM" in out
+    assert "  reason: stopped: received SIGTERM during stage benchmark\n" in out
     lines = read_trace(trace)
     assert sorted(lines[:4]) == ["agg_0 start", "agg_0 term", "benchmark start", "benchmark term"]
     assert lines[4:] == ["teardown start"]

@@ -110,7 +110,7 @@ def test_a_stop_during_each_stage_cleans_up_and_exits_1(
     assert run.diagnosis.splitlines()[1:4] == [
         "RUN FAILED",
         "  what:   supervisor",
-        "  reason: stopped: received SIGTERM",
+        f"  reason: stopped: received SIGTERM during stage {stage}",
     ]
     stages = [s for s, _ in run.stages]
     assert stages[-3:] == [stage, "cleanup", "cleanup"]

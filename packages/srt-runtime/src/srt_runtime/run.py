@@ -29,7 +29,7 @@ from srt_runtime.stages import (
     wait_terminal,
     write_generated_files,
 )
-from srt_runtime.status import StatusSink
+from srt_runtime.status import Stage, StatusSink, StatusValue
 from srt_runtime.supervisor import Supervisor
 
 __all__ = ["RunResult", "run_job"]
@@ -42,6 +42,20 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     failure: Failure | None = None
     #: The one-screen diagnosis (empty when the run succeeded).
     diagnosis: str = ""
+
+
+class _StageTracker:
+    """A StatusSink wrapper that remembers the stage the run is in (for the diagnosis)."""
+
+    def __init__(self, inner: StatusSink) -> None:
+        self.inner = inner
+        self.stage: Stage = "starting"
+
+    def emit(
+        self, stage: Stage, status: StatusValue, message: str = "", exit_code: int | None = None
+    ) -> None:
+        self.stage = stage
+        self.inner.emit(stage, status, message, exit_code)
 
 
 def _stages(sup: Supervisor, sink: StatusSink) -> int:
@@ -107,6 +121,7 @@ def run_job(
         ", ".join(plan.nodes),
         plan.launcher,
     )
+    sink = _StageTracker(sink)
     sink.emit("starting", "running")
     update_lockfile(job_dir, job_id=plan.job_id, status="running", started_at=iso_utc(clock.wall()))
     code = 1
@@ -117,9 +132,10 @@ def run_job(
     except AbortError:
         code = 1
     except (StageError, LaunchError) as exc:
-        sup.fail(_failure_from_stage(sup, exc, "stage"))
+        sup.fail(_failure_from_stage(sup, exc, f"stage {sink.stage}"))
         code = 1
     finally:
+        interrupted = sink.stage
         sink.emit("cleanup", "running")
         stop_all(sup)
         if armed:
@@ -129,7 +145,7 @@ def run_job(
         sup.fail(
             Failure(
                 what="supervisor",
-                reason=f"stopped: {sup.stop_reason}",
+                reason=f"stopped: {sup.stop_reason} during stage {interrupted}",
                 detected_at=clock.monotonic(),
             )
         )
