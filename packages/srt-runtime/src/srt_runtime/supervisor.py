@@ -155,13 +155,15 @@ class Supervisor:
         """Record the run's first failure (later ones are consequences and only logged)."""
         if self.failure is None:
             self.failure = failure
-            self.log.error("Critical process failure detected: %s", failure.reason)
+            self.log.error("Run failed: %s", failure.reason)
         else:
             self.log.warning("Further failure (after the first): %s", failure.reason)
 
     def _proc_failure(self, proc: Proc, *, code: int | None, line: str | None, at: float) -> None:
         why = f"exited with code {code}" if line is None else f"printed a fatal line: {line}"
         reason = f"{proc.spec.name} ({proc.spec.kind} {proc.spec.role}) on {proc.node} {why}"
+        if self.failure is None:
+            self.log.error("Critical process failure detected!")
         self.fail(
             Failure(
                 what=proc.spec.name,
