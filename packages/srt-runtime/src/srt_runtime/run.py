@@ -68,6 +68,14 @@ def _stages(sup: Supervisor, sink: StatusSink) -> int:
     sup.log.info("Frontend: %s (model %s)", sup.plan.frontend_url, sup.plan.served_model_name)
     run_phase(sup, sink, "after_frontend")
     run_phase(sup, sink, "telemetry")
+    code = _finish(sup, sink)
+    # A failure that arrived while the last wait was ending still fails the run.
+    sup.process_events()
+    sup.check()
+    return code
+
+
+def _finish(sup: Supervisor, sink: StatusSink) -> int:
     code = run_benchmark(sup, sink)
     if code == 0:
         run_post_eval(sup, sink)
