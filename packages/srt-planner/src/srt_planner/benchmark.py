@@ -10,6 +10,7 @@ import msgspec
 from srt_planner.context import PlanContext
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.frontends import FrontendLayout, RouterInput, placed_node
+from srt_planner.mounts import is_hf_model
 from srt_planner.plan import GeneratedFile, ProcessSpec
 from srt_planner.srun import SrunStep, render_srun, wrap_command
 
@@ -53,7 +54,7 @@ def build_benchmark(
         "benchmark": msgspec.to_builtins(bench),
         "endpoint": endpoint,
         "model_name": ctx.served_model_name,
-        "tokenizer_path": ctx.model_arg if ctx.model_arg.startswith("/") else None,
+        "tokenizer_path": None if is_hf_model(ctx.recipe.model.path) else ctx.model_arg,
         "total_gpus": total,
         "prefill_gpus": by_role.get("prefill") if "prefill" in by_role else None,
         "decode_gpus": by_role.get("decode") if "decode" in by_role else None,
