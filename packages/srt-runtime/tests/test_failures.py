@@ -379,3 +379,29 @@ def test_cleanup_escalates_to_kill_and_stops_tiers_in_order(job_dir: Path, trace
     assert terms == ["frontend_0", "agg_0", "service_etcd"]
     # `stubborn` ignored SIGTERM and its grandchild was orphaned: the leftover-process guard
     # of conftest proves both were killed.
+
+
+def test_an_http_probe_passes_when_the_service_answers(tmp_path: Path, job_dir: Path) -> None:
+    port = free_port()
+    routes = write_routes(tmp_path / "r.json", {"/ready": [204, {}]})
+    probe = HttpProbe(
+        host="127.0.0.1",
+        port=port,
+        path="/ready",
+        status=204,
+        timeout_seconds=20,
+        interval_seconds=0.05,
+    )
+    job_plan = plan(
+        spec("service_api", fake("on-term", "sleep", 0.2, "http", port, routes, "forever"),
+             kind="service", phase="infra", readiness=probe),
+        spec("benchmark", fake("exit", 0), kind="benchmark", phase="benchmark"),
+    )  # fmt: skip
+
+    run = execute(job_plan, job_dir)
+
+    assert run.exit_code == 0, run.diagnosis
+    assert (
+        f"service_api is ready (answer 204 on http://127.0.0.1:{port}/ready)"
+        in sweep_log(job_dir).read_text()
+    )

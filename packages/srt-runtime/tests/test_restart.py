@@ -236,3 +236,26 @@ def test_a_fatal_line_restarts_the_endpoint_and_its_sibling_ranks(
     assert [(e["worker"], e["outcome"], e["reason"]) for e in events] == [
         ("prefill_0_node-02", "relaunched", "RuntimeError: NCCL failure")
     ]
+
+
+def test_a_relaunch_that_cannot_start_is_recorded_and_fails_a_critical_run(
+    tmp_path: Path, job_dir: Path
+) -> None:
+    engine = tmp_path / "engine.sh"
+    engine.write_text('#!/bin/sh\nrm -f "$0"\necho dying\nexit 4\n')  # gone after one life
+    engine.chmod(0o755)
+    restart = RestartSpec(policy="on-failure", backoff_seconds=5)
+    job_plan = plan(
+        spec("decode_0", (str(engine),), role="decode", restart=restart),
+        spec("benchmark", fake("on-term", "forever"), kind="benchmark", phase="benchmark"),
+    )
+
+    run = execute(job_plan, job_dir, clock=FakeClock())
+
+    assert run.exit_code == 1
+    [event] = _restarts(job_dir)["events"]
+    assert (event["outcome"], event["exit_code"]) == ("launch_failed", 4)
+    assert (
+        f"  reason: relaunch of decode_0 failed: cannot start process 'decode_0_r1' on node-01: "
+        f"'{engine}': No such file or directory"
+    ) in run.diagnosis
