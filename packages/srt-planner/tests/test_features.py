@@ -438,3 +438,23 @@ def test_no_image_exporters_without_a_container_runtime(make_recipe: RecipeFacto
     cluster = ClusterConfig(container_runtime="none", launcher="local")
     plan = plan_job(make_recipe(), cluster, "n0", "1")
     assert not [s for s in plan.processes if s.role in EXPORTERS]
+
+
+def test_trtllm_numa_cpu_bind_wrapper_is_a_plan_file(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    recipe = make_recipe(
+        engine={"type": "trtllm", "numa_cpu_bind": True, "numa_memory_bind": "local"},
+        frontend={"type": "trtllm_serve", "enable_multiple_frontends": False},
+    )
+    plan = plan_job(recipe, cluster, "n0", "1")
+    worker = _by_name(plan)["agg_0_n0"]
+    assert worker.argv[:4] == (
+        "bash",
+        "/logs/numa_cpu_bind.sh",
+        "--bind-memory",
+        "trtllm-llmapi-launch",
+    )
+    assert worker.env["TLLM_NUMA_AWARE_WORKER_AFFINITY"] == "0"
+    script = {f.path: f for f in plan.files}["numa_cpu_bind.sh"]
+    assert script.mode == 0o755 and "taskset -c" in script.content

@@ -10,6 +10,7 @@ from typing import Any
 
 from srt_planner._yaml import dump_yaml
 from srt_planner.engines.base import EngineCommand, WorkerRequest, role_args
+from srt_planner.numa import NUMA_SCRIPT, numa_script
 from srt_planner.plan import GeneratedFile
 from srt_schema.recipe import TRTLLMBackend
 
@@ -81,13 +82,13 @@ def build_trtllm(engine: TRTLLMBackend, request: WorkerRequest) -> EngineCommand
     }
     if engine.numa_cpu_bind:
         env["TLLM_NUMA_AWARE_WORKER_AFFINITY"] = "0"
-        wrapper = ["bash", "/configs/numa_cpu_bind.sh"]
+        wrapper = ["bash", f"{ctx.in_log_dir}/{NUMA_SCRIPT}"]
         if engine.numa_memory_bind == "local":
             wrapper.append("--bind-memory")
         argv = wrapper + argv
-    config_file = GeneratedFile(
-        path=config_file_name(role.name), content=dump_yaml(_config(request))
-    )
+    files = [GeneratedFile(path=config_file_name(role.name), content=dump_yaml(_config(request)))]
+    if engine.numa_cpu_bind:
+        files.append(numa_script())
     return EngineCommand(
-        argv=tuple(argv), env=env, files=(config_file,), fatal_log_patterns=FATAL_PATTERNS
+        argv=tuple(argv), env=env, files=tuple(files), fatal_log_patterns=FATAL_PATTERNS
     )
