@@ -281,3 +281,21 @@ def test_the_lockfile_is_the_submitted_recipe_plus_the_outcome(job_dir: Path) ->
         "failed",
         3,
     )
+
+
+def test_post_processing_runs_after_the_lockfile_and_before_the_final_status(
+    job_dir: Path,
+) -> None:
+    seen: list[tuple[int, str, str]] = []
+
+    def before_final(code: int) -> None:
+        lock = yaml.safe_load((job_dir / "recipe.lock.yaml").read_text())["lock"]
+        status = json.loads((job_dir / "status.json").read_text())
+        seen.append((code, lock["status"], f"{status['stage']}/{status['status']}"))
+
+    job_plan = plan(spec("benchmark", fake("exit", 5), kind="benchmark", phase="benchmark"))
+
+    run = execute(job_plan, job_dir, before_final=before_final)
+
+    assert seen == [(5, "failed", "cleanup/running")]
+    assert run.stages[-1] == ("cleanup", "failed")

@@ -8,6 +8,7 @@ Order (ARCHITECTURE.md §4): host_setup -> infra -> before_workers (incl. model 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -116,8 +117,14 @@ def run_job(
     clock: Clock,
     logger: logging.Logger | None = None,
     supervisor: Supervisor | None = None,
+    before_final: Callable[[int], None] | None = None,
 ) -> RunResult:
-    """Execute ``plan``; always cleans up; returns the exit code and the diagnosis."""
+    """Execute ``plan``; always cleans up; returns the exit code and the diagnosis.
+
+    ``before_final(exit_code)`` runs after cleanup, teardown, the diagnosis and the lockfile, just
+    before the final status event: the place for post-processing (upload, analysis,
+    srt_runtime.reporting.ReportingSession.finish). It must not raise.
+    """
     log_dir = job_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     sup = supervisor or Supervisor(plan, launcher, log_dir=log_dir, clock=clock, logger=logger)
@@ -177,6 +184,8 @@ def run_job(
         finished_at=iso_utc(clock.wall()),
         worker_restarts=sup.restarts.to_builtins(),
     )
+    if before_final is not None:
+        before_final(code)
     message = sup.failure.reason if sup.failure is not None else ""
     sink.emit("cleanup", "completed" if code == 0 else "failed", message, code)
     return RunResult(exit_code=code, failure=sup.failure, diagnosis=diagnosis)

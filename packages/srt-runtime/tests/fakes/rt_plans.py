@@ -130,6 +130,7 @@ def execute(
     *,
     clock: Any = None,
     on_status: Any = None,
+    before_final: Any = None,
 ) -> Run:
     """Run ``job_plan`` in this process with the LocalLauncher; ``on_status(sup, stage, status)``
     is called on every status event (tests use it to request a stop at a given stage)."""
@@ -147,7 +148,15 @@ def execute(
     sink = FileStatusSink(job_dir, job_plan.job_id, clock)
     hooked = HookSink(sink, lambda stage, status: on_status and on_status(sup, stage, status))
     try:
-        result = run_job(job_plan, launcher, hooked, job_dir=job_dir, clock=clock, supervisor=sup)
+        result = run_job(
+            job_plan,
+            launcher,
+            hooked,
+            job_dir=job_dir,
+            clock=clock,
+            supervisor=sup,
+            before_final=before_final,
+        )
     finally:
         logger.removeHandler(handler)
         handler.close()
