@@ -31,7 +31,7 @@ THIRD_PARTY: dict[str, set[str]] = {
     "srt_runtime": {"msgspec", "httpx", "boto3", "botocore", "yaml"},
     "srt_telemetry": {"msgspec", "httpx", "polars"},
     "srt_bench": {"msgspec", "httpx", "tokenizers"},
-    "srt_cli": {"msgspec", "click", "yaml"},
+    "srt_cli": {"msgspec", "click", "yaml", "ruamel"},
 }
 
 # modules whose use in the pure packages would mean I/O

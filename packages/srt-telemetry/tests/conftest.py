@@ -2,24 +2,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
-DATA = HERE / "data"
-sys.path.insert(0, str(HERE))  # so `fakes` imports in --import-mode=importlib
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # telemetry_testkit, telemetry_fakes
 
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+from telemetry_testkit import REPO, free_port, in_ci, wait_http
 
 
 @pytest.fixture(scope="session")
@@ -42,25 +34,6 @@ def dcgm_text(corpus: Path) -> str:
 @pytest.fixture(scope="session")
 def node_text(corpus: Path) -> str:
     return (corpus / "metrics" / "node-exporter-gb200.txt").read_text()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_http(url: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{url} did not answer 200 within {timeout} s")
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -88,15 +61,6 @@ def node_exporter() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-
-
-def prometheus_parser():  # type: ignore[no-untyped-def]
-    """prometheus-client's parser; only the alone run (SRT_ALONE=1) may lack it."""
-    if os.environ.get("SRT_ALONE") == "1":
-        return pytest.importorskip("prometheus_client.parser")
-    import prometheus_client.parser
-
-    return prometheus_client.parser
 
 
 @pytest.fixture

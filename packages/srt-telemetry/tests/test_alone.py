@@ -12,8 +12,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import DATA, HERE
-from fakes.replay import replay_server
+from telemetry_fakes.replay import replay_server
+from telemetry_testkit import DATA, HERE
 
 PACKAGE = HERE.parent
 WORKSPACE = ["srt_schema", "srt_planner", "srt_runtime", "srt_bench", "srt_cli"]

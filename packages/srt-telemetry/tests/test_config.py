@@ -9,7 +9,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import DATA, HERE
+from telemetry_testkit import DATA, HERE
 
 from srt_telemetry.config import (
     Base,

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
-from conftest import DATA, free_port, wait_http
-from fakes.hwmon import make_hwmon, set_power
+from telemetry_fakes.hwmon import make_hwmon, set_power
+from telemetry_testkit import DATA, free_port, wait_http
 
 from srt_telemetry.config import CpuPowerConfig
 from srt_telemetry.cpu_collect import CPU_HEADER, build_rows

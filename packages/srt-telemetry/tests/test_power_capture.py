@@ -15,9 +15,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import DATA
-from fakes.dcgm import dcgm_body
-from fakes.replay import replay_server
+from telemetry_fakes.dcgm import dcgm_body
+from telemetry_fakes.replay import replay_server
+from telemetry_testkit import DATA
 
 from srt_telemetry.config import (
     ExpectedDevice,

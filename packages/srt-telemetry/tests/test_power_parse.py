@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from fakes.dcgm import dcgm_body
+from telemetry_fakes.dcgm import dcgm_body
 
 from srt_telemetry.power_parse import PowerReading, parse_power
 

@@ -4,9 +4,9 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import DATA, prometheus_parser
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from telemetry_testkit import DATA, prometheus_parser
 
 from srt_telemetry.errors import ParseError
 from srt_telemetry.promtext import StreamParser, parse_labels, parse_text

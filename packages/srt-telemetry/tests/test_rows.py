@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import polars as pl
-from conftest import DATA
+from telemetry_testkit import DATA
 
 from srt_telemetry.config import ScrapeEndpoint
 from srt_telemetry.promtext import parse_text

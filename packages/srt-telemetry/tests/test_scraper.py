@@ -12,8 +12,8 @@ from typing import Any
 import msgspec
 import polars as pl
 import pytest
-from conftest import DATA
-from fakes.replay import replay_server
+from telemetry_fakes.replay import replay_server
+from telemetry_testkit import DATA
 
 from srt_telemetry.config import ScrapeConfig, ScrapeEndpoint
 from srt_telemetry.errors import StorageError
