@@ -1,4 +1,5 @@
-"""Shared fixtures for srt-planner tests: the recipe factory, the golden-file option."""
+"""Shared fixtures for srt-planner tests: the recipe factory (``--update-golden`` is registered in
+the repository's root conftest)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # so `planner_testkit` imports in --import-mode=importlib
 
 from planner_testkit import RecipeFactory, build_recipe  # noqa: E402
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--update-golden",
-        action="store_true",
-        default=False,
-        help="rewrite the srt-planner golden files instead of comparing them",
-    )
 
 
 @pytest.fixture
