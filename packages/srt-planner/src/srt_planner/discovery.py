@@ -2,7 +2,9 @@
 
 NATS only when a plane uses it (planner-and-runtime.md Q3): the request or event plane is ``nats``
 or the recipe declares a ``nats`` service. A declared service with ``external`` replaces the
-launched one and its URL is what processes are pointed at.
+launched one and its URL is what processes are pointed at. On the local launcher a Dynamo job
+needs no etcd: its processes find each other through files in the log directory
+(``DYN_DISCOVERY_BACKEND=file``), and every listener stays on loopback.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from srt_schema.recipe import Recipe, ServiceConfig
 __all__ = [
     "discovery_env",
     "etcd_url",
+    "file_discovery_dir",
     "kvbm_env",
     "mooncake_env",
     "nats_url",
@@ -30,11 +33,19 @@ def _declared(recipe: Recipe, kind: str) -> ServiceConfig | None:
     return None
 
 
-def needs_etcd(recipe: Recipe) -> bool:
-    declared = _declared(recipe, "etcd")
+def needs_etcd(ctx: PlanContext) -> bool:
+    """etcd for a Dynamo frontend, except on the local launcher, where discovery uses files."""
+    declared = _declared(ctx.recipe, "etcd")
     if declared is not None:
         return declared.enabled
-    return recipe.frontend.type == "dynamo"
+    return ctx.recipe.frontend.type == "dynamo" and not ctx.local
+
+
+def file_discovery_dir(ctx: PlanContext) -> str | None:
+    """The shared folder Dynamo's file discovery uses on the local launcher (else None)."""
+    if ctx.recipe.frontend.type != "dynamo" or needs_etcd(ctx) or not ctx.local:
+        return None
+    return f"{ctx.log_dir}/dynamo-discovery"
 
 
 def needs_nats(recipe: Recipe) -> bool:
@@ -61,7 +72,15 @@ def nats_url(ctx: PlanContext) -> str:
 
 def discovery_env(ctx: PlanContext) -> dict[str, str]:
     env: dict[str, str] = {}
-    if needs_etcd(ctx.recipe):
+    folder = file_discovery_dir(ctx)
+    if folder is not None:
+        # One host: Dynamo registers through files, and every listener the request path uses
+        # stays on loopback (otherwise workers advertise the host's external address).
+        env["DYN_DISCOVERY_BACKEND"] = "file"
+        env["DYN_FILE_KV"] = folder
+        for name in ("DYN_TCP_RPC_HOST", "DYN_TCP_RESPONSE_STREAM_HOST", "DYN_EVENT_PLANE_HOST"):
+            env[name] = "127.0.0.1"
+    if needs_etcd(ctx):
         env["ETCD_ENDPOINTS"] = etcd_url(ctx)
     if needs_nats(ctx.recipe):
         env["NATS_SERVER"] = nats_url(ctx)

@@ -76,8 +76,6 @@ def kind_command(
                 f"http://0.0.0.0:{ETCD_CLIENT_PORT}",
                 "--advertise-client-urls",
                 f"http://{infra}:{ETCD_CLIENT_PORT}",
-                "--listen-peer-urls",
-                f"http://0.0.0.0:{ETCD_PEER_PORT}",
             )
         case "nats":
             return ("nats-server", "-c", f"{ctx.in_log_dir}/nats.conf")

@@ -67,7 +67,7 @@ def effective_services(ctx: PlanContext) -> tuple[tuple[ServiceConfig, str | Non
     """(service, implied_by) in launch order; implied ones first."""
     declared = {s.name: s for s in ctx.recipe.services}
     implied: list[tuple[ServiceConfig, str]] = []
-    if needs_etcd(ctx.recipe):
+    if needs_etcd(ctx):
         implied.append((ServiceConfig(name="etcd", type="etcd"), "frontend.type dynamo"))
     if needs_nats(ctx.recipe):
         implied.append((ServiceConfig(name="nats", type="nats"), "a nats request/event plane"))
