@@ -23,9 +23,10 @@ declare -A FILES=(
   [procps]="/usr/bin/ps"
   [gcc]="/usr/bin/gcc"
   [libc6-dev]="/usr/include/stdio.h"
+  [zstd]="/usr/bin/zstd"
 )
 ORDER=(slurm-wlm munge libslurm-dev etcd-server nats-server nginx prometheus-node-exporter
-  iproute2 util-linux procps gcc libc6-dev)
+  iproute2 util-linux procps gcc libc6-dev zstd)
 
 say() { echo "[install-system] $*" >&2; }
 
