@@ -4,6 +4,7 @@ the output and of the sweep log, and a real SIGTERM (what scancel sends)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -44,6 +45,12 @@ def test_a_successful_run(job_dir: Path) -> None:
     assert json.loads((job_dir / "status.json").read_text())["status"] == "completed"
     sweep = (job_dir / "logs" / "sweep_4242.log").read_text()
     assert "Starting benchmark on node-01" in sweep
+    assert "Resources on node-01: " in sweep
+    snapshot = json.loads((job_dir / "logs" / "resource_snapshot.json").read_text())
+    assert (snapshot["node"], snapshot["affinity_cpus"]) == (
+        "node-01",
+        len(os.sched_getaffinity(0)),
+    )
 
 
 def test_a_failed_run_ends_its_output_and_sweep_log_with_the_diagnosis(job_dir: Path) -> None:

@@ -18,6 +18,7 @@ from srt_runtime.clock import SystemClock
 from srt_runtime.errors import SupervisorError
 from srt_runtime.launch import Launcher, LocalLauncher
 from srt_runtime.plan_io import plan_from_job_dir, read_plan, write_plan
+from srt_runtime.resources import build_resource_snapshot, write_resource_snapshot
 from srt_runtime.run import run_job
 from srt_runtime.srun import SrunLauncher
 from srt_runtime.status import FileStatusSink
@@ -66,6 +67,19 @@ def main(argv: list[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     write_plan(plan, job_dir / "plan.json")
     logger = _logger(job_dir, plan.job_id, sweep_log=plan.launcher == "local")
+    snapshot = build_resource_snapshot(
+        plan, plan.node_roles.head, os.environ, os.sched_getaffinity(0)
+    )
+    write_resource_snapshot(log_dir, snapshot)
+    logger.info(
+        "Resources on %s: %d CPUs (SLURM_JOB_CPUS_PER_NODE=%s, SLURM_CPUS_ON_NODE=%s)",
+        snapshot.node,
+        snapshot.affinity_cpus,
+        snapshot.job_cpus_per_node,
+        snapshot.cpus_on_node,
+    )
+    if snapshot.warning is not None:
+        logger.warning("%s", snapshot.warning)
     clock = SystemClock()
     launcher: Launcher
     if plan.launcher == "local":
