@@ -25,12 +25,6 @@ MIGRATION_EXCEPTIONS = SCHEMA_TESTS / "data" / "migrate" / "expected_failures.ya
 # use frontend types outside the recipe schema's list (Q13); srt-schema should refuse them at
 # load time (then they belong in its REFUSED table and leave this one).
 PLANNER_REFUSES: dict[str, str] = {
-    "NVIDIA/srt-slurm/examples/sglang/sgl-router-disagg.yaml": "Unknown frontend.type 'sgl-router'",
-    "SemiAnalysisAI/srt-slurm/examples/sglang/smg-disagg.yaml": "Unknown frontend.type 'smg'",
-    "SemiAnalysisAI/srt-slurm/examples/trtllm/smg-agg.yaml": "Unknown frontend.type 'smg'",
-    "SemiAnalysisAI/srt-slurm/examples/vllm/smg-agg.yaml": "Unknown frontend.type 'smg'",
-    "SemiAnalysisAI/srt-slurm/examples/vllm/smg-dep16.yaml": "Unknown frontend.type 'smg'",
-    "SemiAnalysisAI/srt-slurm/examples/vllm/smg-disagg-grpc.yaml": "Unknown frontend.type 'smg'",
     # Features the planner refuses clearly because it does not plan them yet; they leave this
     # table when srt-planner learns them.
     "NVIDIA/srt-slurm/examples/features/sglang-sidecar-multinode-dp.yaml": (

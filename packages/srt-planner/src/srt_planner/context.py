@@ -13,6 +13,7 @@ from srt_planner.mounts import HF_PREFIX, is_hf_model
 from srt_planner.plan import ContainerSpec, Mount
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import Recipe
+from srt_schema.registry import FRONTENDS, canonical_frontend
 
 __all__ = [
     "DEFAULT_DYNAMO_VERSION",
@@ -30,6 +31,7 @@ DEFAULT_DYNAMO_VERSION = "1.6.1"
 FrontendType = Literal[
     "dynamo",
     "sglang-router",
+    "smg",
     "vllm-router",
     "atomesh",
     "tilert-router",
@@ -41,6 +43,7 @@ FrontendType = Literal[
 FRONTEND_TYPES: tuple[FrontendType, ...] = (
     "dynamo",
     "sglang-router",
+    "smg",
     "vllm-router",
     "atomesh",
     "tilert-router",
@@ -52,9 +55,12 @@ FRONTEND_TYPES: tuple[FrontendType, ...] = (
 
 
 def frontend_type_of(recipe: Recipe) -> FrontendType:
-    """``frontend.type`` as the one spelling the planner dispatches on."""
+    """``frontend.type`` as the one spelling the planner dispatches on (``sgl-router`` is
+    ``sglang-router``)."""
+    spelled = recipe.frontend.type
+    canonical = canonical_frontend(spelled) if spelled in FRONTENDS else spelled
     for name in FRONTEND_TYPES:
-        if recipe.frontend.type == name:
+        if canonical == name:
             return name
     raise PlanningError(
         f"$.frontend.type: Unknown frontend.type {recipe.frontend.type!r}. "

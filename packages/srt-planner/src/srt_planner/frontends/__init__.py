@@ -47,6 +47,8 @@ def _command(ctx: PlanContext, routers: RouterInput, port: int) -> FrontendComma
             return dynamo_command(ctx, port)
         case "sglang-router":
             return sglang_router_command(ctx, routers, port)
+        case "smg":
+            return sglang_router_command(ctx, routers, port, program=("smg",))
         case "vllm-router":
             return vllm_router_command(ctx, routers, port)
         case "atomesh":
@@ -222,7 +224,7 @@ def health_gate(
     match ctx.frontend:
         case "dynamo":
             family, url = "dynamo", f"{base}/health"
-        case "sglang-router" | "vllm-router":
+        case "sglang-router" | "smg" | "vllm-router":
             family, url = "router", f"{base}/workers"
         case "trtllm_serve":
             family, url, prefill, decode = "trtllm_serve", f"{base}/health", 0, 0

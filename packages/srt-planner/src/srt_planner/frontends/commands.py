@@ -62,8 +62,11 @@ def dynamo_command(ctx: PlanContext, port: int) -> FrontendCommand:
     return FrontendCommand(argv=tuple(argv), files=files)
 
 
-def sglang_router_command(ctx: PlanContext, routers: RouterInput, port: int) -> FrontendCommand:
-    argv = [ctx.python, "-m", "sglang_router.launch_router"]
+def sglang_router_command(
+    ctx: PlanContext, routers: RouterInput, port: int, *, program: tuple[str, ...] = ()
+) -> FrontendCommand:
+    """The SGLang Model Gateway router; SMG (``program=("smg",)``) takes the same arguments."""
+    argv = list(program or (ctx.python, "-m", "sglang_router.launch_router"))
     if routers.prefill or routers.decode:
         argv.append("--pd-disaggregation")
         for proc in routers.prefill:
