@@ -2,8 +2,8 @@
 # Do not edit: change the schema and run `make generate`.
 """Recipe structs (schema 2), generated from the JSON Schema."""
 
-from __future__ import annotations
-
+# Annotations are evaluated (no postponed annotations): msgspec then builds its
+# decoders without resolving strings. Structs come in dependency order.
 from typing import Any, Literal
 
 import msgspec
