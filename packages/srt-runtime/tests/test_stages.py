@@ -170,7 +170,12 @@ def test_benchmark_exit_code_is_the_job_exit_code_and_post_eval_is_skipped(
 ) -> None:
     job_plan = plan(
         spec("agg_0", fake("on-term", "forever")),
-        spec("benchmark", fake("trace", trace, "exit", 7), kind="benchmark", phase="benchmark"),
+        spec(
+            "benchmark",
+            fake("trace", trace, "say", "no such model", "exit", 7),
+            kind="benchmark",
+            phase="benchmark",
+        ),
         spec("eval", fake("trace", trace), kind="benchmark", phase="post_eval"),
     )
 
@@ -178,7 +183,16 @@ def test_benchmark_exit_code_is_the_job_exit_code_and_post_eval_is_skipped(
 
     assert run.exit_code == 7
     assert read_trace(trace) == ["benchmark start"]
-    assert run.diagnosis == ""
+    assert run.diagnosis.splitlines()[1:9] == [
+        "RUN FAILED",
+        "  what:   benchmark",
+        "  node:   node-01",
+        "  exit:   exit code 7",
+        "  reason: the benchmark benchmark exited with code 7; the job exits with it",
+        f"  log:    {job_dir / 'logs' / 'benchmark.out'}",
+        "  last 1 lines of the log:",
+        "    | no such model",
+    ]
     assert run.stages[-1] == ("cleanup", "failed")
     assert run.events[-1]["exit_code"] == 7
 
@@ -264,7 +278,10 @@ def test_terminal_services_end_the_job_with_the_worst_exit_code(job_dir: Path) -
     run = execute(job_plan, job_dir)
 
     assert run.exit_code == 3
-    assert run.diagnosis == ""
+    assert (
+        "  reason: a terminal service service_a_1 exited with code 3; the job exits with it"
+        in run.diagnosis
+    )
     assert ("serving", "running") in run.stages
 
 

@@ -92,6 +92,24 @@ def _finish(sup: Supervisor, sink: StatusSink) -> int:
     return 0
 
 
+def _exit_culprit(sup: Supervisor, code: int) -> Failure | None:
+    """For a non-zero exit without a failure: the benchmark (or terminal service) it came from."""
+    if code == 0:
+        return None
+    for proc in reversed(sup.procs):
+        if (proc.spec.phase == "benchmark" or proc.spec.terminal) and proc.exit_code == code:
+            what = "the benchmark" if proc.spec.phase == "benchmark" else "a terminal service"
+            return Failure(
+                what=proc.spec.name,
+                node=proc.node,
+                exit_code=code,
+                log_path=str(proc.log_path),
+                reason=f"{what} {proc.spec.name} exited with code {code}; the job exits with it",
+                detected_at=sup.clock.monotonic(),
+            )
+    return None
+
+
 def _failure_from_stage(sup: Supervisor, exc: StageError | LaunchError, stage: str) -> Failure:
     blamed = exc.process if isinstance(exc, StageError) else None
     proc = next((p for p in sup.procs if p.spec.name == blamed), None)
@@ -166,15 +184,14 @@ def run_job(
         )
     if sup.failure is not None:
         code = 1
-    diagnosis = ""
-    if sup.failure is not None:
-        tail = read_tail(Path(sup.failure.log_path), _TAIL_LINES) if sup.failure.log_path else []
-        diagnosis = render_diagnosis(sup.failure, tail)
-        log.error("%s", diagnosis)
-    elif code != 0:
-        log.error("Benchmark exited with code %d", code)
     if sup.restarts.doc.endpoints:
         log.info("%s", sup.restarts.summary())
+    diagnosis = ""
+    shown = sup.failure if sup.failure is not None else _exit_culprit(sup, code)
+    if shown is not None:
+        tail = read_tail(Path(shown.log_path), _TAIL_LINES) if shown.log_path else []
+        diagnosis = render_diagnosis(shown, tail)
+        log.error("%s", diagnosis)
     status = "completed" if code == 0 else "failed"
     update_lockfile(
         job_dir,
