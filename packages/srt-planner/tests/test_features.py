@@ -374,6 +374,8 @@ def test_every_mocker_field_has_its_flag(
     assert argv[3:] == (
         "--model-path",
         "/model",
+        "--model-name",
+        "qwen3",
         "--disaggregation-mode",
         "prefill",
         "--bootstrap-ports",

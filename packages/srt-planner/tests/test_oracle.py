@@ -38,6 +38,8 @@ CLUSTER = ClusterConfig(default_account="oracle-account", default_partition="ora
 
 class Deviations(msgspec.Struct, frozen=True, kw_only=True):
     flags: frozenset[str]
+    #: Options srt adds with their value (``--model-name X``): both tokens are ignored.
+    options: frozenset[str] = frozenset()
     flag_values: frozenset[str]
     env: frozenset[str]
     recipes: dict[str, str]
@@ -54,6 +56,7 @@ def read_deviations(text: str) -> Deviations:
         by_kind.setdefault(kind, {})[name] = reason
     unknown = set(by_kind) - {
         "flag",
+        "option",
         "flag-value",
         "env",
         "recipe",
@@ -64,6 +67,7 @@ def read_deviations(text: str) -> Deviations:
     assert not unknown, f"docs/deviations.md: unknown deviation kinds {sorted(unknown)}"
     return Deviations(
         flags=frozenset(by_kind.get("flag", {})),
+        options=frozenset(by_kind.get("option", {})),
         flag_values=frozenset(by_kind.get("flag-value", {})),
         env=frozenset(by_kind.get("env", {})),
         recipes=by_kind.get("recipe", {}),
@@ -122,8 +126,13 @@ def _reference_srun(
 def _normalise(argv: list[str], deviations: Deviations) -> list[str]:
     out: list[str] = []
     skip_value = False
+    drop_next = False
     for arg in argv:
-        if skip_value:
+        if drop_next:
+            drop_next = False
+        elif arg in deviations.options:
+            drop_next = True
+        elif skip_value:
             out.append("<deviation>")
             skip_value = False
         elif arg in deviations.flags:
