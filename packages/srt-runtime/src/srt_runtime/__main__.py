@@ -18,6 +18,8 @@ from srt_runtime.clock import SystemClock
 from srt_runtime.errors import SupervisorError
 from srt_runtime.launch import Launcher, LocalLauncher
 from srt_runtime.plan_io import plan_from_job_dir, read_plan, write_plan
+from srt_runtime.postrun import post_run_hook, read_job_recipe
+from srt_runtime.reporting.session import ReportingSession
 from srt_runtime.resources import build_resource_snapshot, write_resource_snapshot
 from srt_runtime.run import run_job
 from srt_runtime.srun import SrunLauncher
@@ -94,13 +96,33 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
-    sink = FileStatusSink(job_dir, plan.job_id, clock)
+    recipe = read_job_recipe(job_dir, os.environ, cwd=Path.cwd(), log=logger)
+    session = ReportingSession.open(
+        recipe.reporting if recipe is not None else None,
+        job_id=plan.job_id,
+        job_dir=job_dir,
+        environ=os.environ,
+        local=FileStatusSink(job_dir, plan.job_id, clock),
+        wall=clock.wall,
+        log=logger.log,
+    )
+    hook = post_run_hook(log_dir, session, python=sys.executable, log=logger)
     try:
-        result = run_job(plan, launcher, sink, job_dir=job_dir, clock=clock, supervisor=sup)
+        result = run_job(
+            plan,
+            launcher,
+            session.sink,
+            job_dir=job_dir,
+            clock=clock,
+            supervisor=sup,
+            before_final=hook,
+        )
     except Exception:
         # A bug in the supervisor: cleanup already ran (run_job's finally); say so and exit 1.
         logger.exception("Fatal error")
         return 1
+    finally:
+        session.close(5.0)
     # The diagnosis of a failed run is logged last, so it ends both stdout and the sweep log.
     return result.exit_code
 

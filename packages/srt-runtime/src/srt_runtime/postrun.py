@@ -1,0 +1,68 @@
+"""After the run: the dashboard and the reporting steps, wired into ``run_job(before_final=...)``.
+
+Nothing here changes the job's exit code: the dashboard is best effort (a failure is one warning
+with its cause), and the reporting session's steps are bounded and return results.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from srt_runtime.reporting.session import ReportingSession
+from srt_schema import ClusterConfig, Recipe, SchemaError, load_recipe_text
+from srt_schema.discovery import find_cluster_config, read_cluster_config
+
+__all__ = ["DASHBOARD_TIMEOUT", "build_dashboard", "post_run_hook", "read_job_recipe"]
+
+#: Seconds the dashboard may take before it is abandoned.
+DASHBOARD_TIMEOUT = 120.0
+
+
+def read_job_recipe(
+    job_dir: Path, environ: Mapping[str, str], *, cwd: Path, log: logging.Logger
+) -> Recipe | None:
+    """The job's recipe (``config.yaml`` with the cluster config), for its reporting settings."""
+    try:
+        found = find_cluster_config(cwd, environ)
+        cluster = read_cluster_config(found) if found is not None else ClusterConfig()
+        text = (job_dir / "config.yaml").read_text()
+        jobs = load_recipe_text(text, file=str(job_dir / "config.yaml"), cluster=cluster)
+    except (OSError, SchemaError) as exc:
+        log.warning("Reporting disabled: cannot read the job's recipe: %s", exc)
+        return None
+    return jobs[0].recipe if len(jobs) == 1 else None
+
+
+def build_dashboard(log_dir: Path, *, python: str, log: logging.Logger) -> bool:
+    """``srt-telemetry dashboard <log_dir>`` as a process (the runtime never imports it)."""
+    argv = [python, "-m", "srt_telemetry", "dashboard", str(log_dir)]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=DASHBOARD_TIMEOUT, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("Dashboard not built: %s", exc)
+        return False
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        log.warning(
+            "Dashboard not built (exit %d): %s", done.returncode, detail[-1] if detail else ""
+        )
+        return False
+    log.info("Dashboard: %s", log_dir / "perf_dashboard.html")
+    return True
+
+
+def post_run_hook(
+    log_dir: Path, session: ReportingSession, *, python: str, log: logging.Logger
+) -> Callable[[int], None]:
+    """What ``run_job`` calls after the lockfile, before the final status event."""
+
+    def hook(exit_code: int) -> None:
+        build_dashboard(log_dir, python=python, log=log)
+        session.finish(exit_code=exit_code)
+
+    return hook

@@ -1,0 +1,61 @@
+"""Post-run steps: the dashboard is built by srt-telemetry as a process, best effort."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from srt_runtime.postrun import build_dashboard, read_job_recipe
+
+ROLLUP = {
+    "benchmark_type": "sa-bench",
+    "timestamp": "2026-11-29T15:34:50Z",
+    "config": {"model": "tiny", "isl": 128, "osl": 64},
+    "runs": [
+        {
+            "concurrency": 4,
+            "throughput_toks": 5481.7,
+            "request_throughput": 93.6,
+            "ttft_mean_ms": 6.9,
+            "ttft_p99_ms": 11.0,
+            "tpot_mean_ms": 0.61,
+            "tpot_p99_ms": 0.72,
+            "itl_mean_ms": 0.60,
+            "itl_p99_ms": 2.9,
+            "e2el_mean_ms": 42.0,
+            "completed_requests": 40,
+            "total_input_tokens": 4615,
+            "total_output_tokens": 2342,
+        }
+    ],
+}
+
+
+def test_dashboard_is_built_from_the_run_folder(tmp_path: Path) -> None:
+    (tmp_path / "benchmark-rollup.json").write_text(json.dumps(ROLLUP))
+    assert build_dashboard(tmp_path, python=sys.executable, log=logging.getLogger("t"))
+    html = (tmp_path / "perf_dashboard.html").read_text()
+    assert "<svg" in html and "http://" not in html.replace("http://www.w3.org", "")
+
+
+def test_a_dashboard_failure_is_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    missing = tmp_path / "no-such-run"
+    with caplog.at_level(logging.WARNING):
+        assert not build_dashboard(missing, python=sys.executable, log=logging.getLogger("t"))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and warnings[0].startswith("Dashboard not built")
+
+
+def test_an_unreadable_recipe_disables_reporting_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        recipe = read_job_recipe(tmp_path, {}, cwd=tmp_path, log=logging.getLogger("t"))
+    assert recipe is None
+    assert any("Reporting disabled" in r.getMessage() for r in caplog.records)
