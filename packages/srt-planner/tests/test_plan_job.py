@@ -170,6 +170,8 @@ def test_mocker_argv_for_local_quickstart(make_recipe: RecipeFactory) -> None:
         "dynamo.mocker",
         "--model-path",
         "Qwen/Qwen3-0.6B",
+        "--model-name",
+        "Qwen/Qwen3-0.6B",
         "--engine-type",
         "vllm",
         "--speedup-ratio",
@@ -329,9 +331,9 @@ def test_role_over_its_node_budget_is_named(
     ("fields", "message"),
     [
         (
-            {"roles": {"agg": {"nodes": 1, "workers": 1, "sidecar": True}}},
-            "$.roles.agg.sidecar: the Dynamo sidecar mode is not planned by srt yet; remove "
-            "'sidecar: true' (and dynamo.sidecar) to run the engine without it",
+            {"model": {"path": "/m", "container": "c", "stage_dir": "/stage"}},
+            "$.model.stage_dir: model staging is not planned by srt yet; remove stage_dir to "
+            "read the model from model.path",
         ),
         (
             {"engine": {"type": "vllm", "failover": {}}},
