@@ -171,7 +171,7 @@ def test_mocker_argv_for_local_quickstart(make_recipe: RecipeFactory) -> None:
         "--model-path",
         "Qwen/Qwen3-0.6B",
         "--model-name",
-        "Qwen/Qwen3-0.6B",
+        "Qwen3-0.6B",
         "--engine-type",
         "vllm",
         "--speedup-ratio",
