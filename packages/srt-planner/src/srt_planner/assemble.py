@@ -17,6 +17,7 @@ from srt_planner.context import (
     python_of,
 )
 from srt_planner.engines.base import WorkerProcess
+from srt_planner.engines.sidecar import sidecar_mode
 from srt_planner.engines.vllm import data_parallel, replica_size
 from srt_planner.errors import PlanningError
 from srt_planner.frontends import (
@@ -36,7 +37,7 @@ from srt_planner.telemetry import build_telemetry
 from srt_planner.topology import expand_processes, plan_endpoints
 from srt_planner.workers import build_workers
 from srt_schema.cluster import ClusterConfig
-from srt_schema.recipe import HostSetupConfig, Recipe, VLLMBackend
+from srt_schema.recipe import HostSetupConfig, Recipe, SGLangBackend, VLLMBackend
 
 __all__ = ["plan_job"]
 
@@ -55,13 +56,17 @@ _PHASES = (
 
 def _refuse_unplanned(recipe: Recipe) -> None:
     """Features the planner does not lay out yet fail loudly instead of being ignored."""
+    sidecars = sidecar_mode(recipe)
     for role in resolve_roles(recipe):
-        if role.config.sidecar or recipe.dynamo.sidecar:
-            raise PlanningError(
-                f"$.roles.{role.name}.sidecar: the Dynamo sidecar mode is not planned by srt yet; "
-                "remove 'sidecar: true' (and dynamo.sidecar) to run the engine without it"
-            )
         engine = engine_of(recipe, role.name)
+        if sidecars and not isinstance(engine, SGLangBackend):
+            kind = engine.__struct_config__.tag
+            raise PlanningError(
+                f"$.roles.{role.name}.sidecar: the Dynamo sidecar mode is planned for SGLang "
+                f"only; the native {kind} engine + sidecar launch is not planned by srt "
+                "yet; remove 'sidecar: true' (and dynamo.sidecar) to run dynamo."
+                f"{kind} without it"
+            )
         if isinstance(engine, VLLMBackend) and engine.failover is not None:
             raise PlanningError(
                 "$.engine.failover: vLLM shadow-engine failover is not planned by srt yet; "

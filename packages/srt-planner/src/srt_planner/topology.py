@@ -7,7 +7,9 @@ from typing import assert_never
 
 from srt_planner._recipe import Engine, ResolvedRole, engine_of, resolve_roles
 from srt_planner.carving import Carving
+from srt_planner.context import frontend_type_of
 from srt_planner.engines.base import WorkerProcess
+from srt_planner.engines.sidecar import sidecar_mode
 from srt_planner.engines.vllm import data_parallel, replica_size
 from srt_planner.errors import PlanningError
 from srt_planner.gpu_packing import Endpoint, RoleLayout, pack_endpoints
@@ -93,6 +95,7 @@ def expand_processes(
 ) -> tuple[tuple[WorkerProcess, ...], ...]:
     """One process per endpoint node, ports handed out in the documented order."""
     roles = {role.name: role for role in resolve_roles(recipe)}
+    sidecars = frontend_type_of(recipe) == "dynamo" and sidecar_mode(recipe)
     expanded: list[tuple[WorkerProcess, ...]] = []
     for endpoint in endpoints:
         role = roles[endpoint.role]
@@ -120,6 +123,9 @@ def expand_processes(
             wanted = {**role.config.env, **recipe.environment}
             if wanted.get("DYN_CONNECTOR") == "kvbm":
                 ports["kvbm_zmq"] = allocator.take("kvbm_zmq", node)
+            if sidecars and rank == 0:
+                # Only the leader exposes native gRPC and runs the sidecar (§4.1).
+                ports["sidecar_grpc"] = allocator.take("sidecar_grpc", node)
             ports.update(shared)
             ports.update(_engine_ports(engine, allocator, node, rank, len(endpoint.nodes)))
             processes.append(
