@@ -18,8 +18,11 @@ __all__ = ["cli", "main"]
 #: command name -> (module under srt_cli.commands, one-line help shown by ``srtctl --help``)
 COMMANDS: dict[str, tuple[str, str]] = {
     "apply": ("apply", "Submit a recipe to Slurm (or run it here with --local)."),
+    "cancel": ("cancel", "Cancel a job (scancel, or SIGTERM to a local run's supervisor)."),
     "dry-run": ("dry_run", "Show the sbatch script and the complete job plan; submit nothing."),
+    "logs": ("logs", "List a job's log files, or print and follow one process's log."),
     "migrate": ("migrate", "Rewrite schema-1 (v1) recipes as schema 2, comments kept."),
+    "monitor": ("monitor", "A live table of your jobs (squeue --me and local runs)."),
     "preflight": ("preflight", "Check model paths, images and binaries exist; submit nothing."),
     "render": ("render", "Write sbatch_script.sh, config.yaml and plan.json into a folder."),
     "resolve-override": (
@@ -27,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "One recipe per override variant.",
     ),
     "schema": ("schema", "Print the recipe (or srtslurm.yaml) JSON Schema, for editors."),
+    "status": ("status", "Stage, workers ready, benchmark phase and results of one job."),
     "validate": ("validate", "Load and plan recipes; print nothing but errors."),
 }
 

@@ -1,0 +1,124 @@
+"""``srtctl status JOB``: stage, workers ready, benchmark phase, results and the Slurm state."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import click
+
+from srt_cli.environment import Edge
+from srt_cli.options import json_option, output_option
+
+EPILOG = """\b
+Examples:
+  srtctl status 4242
+  srtctl status local-20261129T153251Z -o outputs
+  srtctl status 4242 --json | jq .results
+"""
+
+
+@click.command("status", epilog=EPILOG)
+@click.argument("job")
+@output_option
+@json_option(
+    'One JSON object: {"job_id", "kind", "job_dir", "stage", "status", "ended", "workers", '
+    '"benchmark", "results", "slurm", "slurm_note", "errors", "metadata", ...}.'
+)
+@click.pass_obj
+def command(edge: Edge, *, job: str, output: str | None, as_json: bool) -> None:
+    """Show what job JOB (a Slurm job id, or local-<timestamp> for a local run) is doing.
+
+    Reads <output>/JOB/ (status.json, plan.json, the sweep log, logs/benchmark-rollup.json) and,
+    for a Slurm job, asks `squeue`. A job Slurm no longer knows, or no squeue, is reported, not an
+    error. Exit 2 when the job has no folder and Slurm does not know it either.
+    """
+    from srt_cli.errors import CliUsageError
+    from srt_cli.jobs import build_summary, job_base, parse_job_id, query_job
+
+    ref = parse_job_id(job)
+    job_dir = job_base(edge, output) / ref.job_id
+    slurm = query_job(edge.environ, ref.job_id) if ref.kind == "slurm" else None
+    if not job_dir.is_dir() and (slurm is None or not slurm.rows):
+        raise CliUsageError(
+            f"job {ref.job_id}: no job folder {job_dir}"
+            + (f" and Slurm says: {slurm.note}" if slurm is not None else "")
+            + "; pass -o <output base> if the job was written elsewhere"
+        )
+    summary = build_summary(ref, job_dir, slurm)
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    click.echo(render_summary(summary))
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def _slurm_line(summary: Mapping[str, Any]) -> str | None:
+    row = summary["slurm"]
+    if row is not None:
+        where = f"{row['nodes']} node(s), {row['reason']}" if row["reason"] else row["nodes"]
+        return f"{row['state']} {row['elapsed']} of {row['time_limit']} ({where})"
+    note = summary["slurm_note"]
+    return str(note) if note is not None else None
+
+
+def _stage_line(summary: Mapping[str, Any]) -> str:
+    if summary["stage"] is None:
+        return "not started (no status.json yet)"
+    text = f"{summary['stage']} ({summary['status']}) at {summary['updated_at']}"
+    if summary["exit_code"] is not None:
+        text += f", exit code {summary['exit_code']}"
+    if summary["message"]:
+        text += f": {summary['message']}"
+    return text
+
+
+def render_results(results: Sequence[Mapping[str, Any]]) -> str:
+    from srt_cli.tables import render_table
+
+    header = ("concurrency", "req/s", "output tok/s", "TTFT p50 ms", "ITL p50 ms")
+    rows = [
+        [
+            _number(r["concurrency"]),
+            _number(r["request_throughput"]),
+            _number(r["output_tok_s"]),
+            _number(r["ttft_p50_ms"]),
+            _number(r["itl_p50_ms"]),
+        ]
+        for r in results
+    ]
+    return render_table(header, rows, indent="    ")
+
+
+def render_summary(summary: Mapping[str, Any]) -> str:
+    """The text form of ``srtctl status`` (pure)."""
+    name = f" ({summary['job_name']})" if summary["job_name"] else ""
+    lines = [f"job {summary['job_id']}{name}: {summary['job_dir']}"]
+    if not summary["exists"]:
+        lines.append("  folder:     missing (the job has not started writing it, or use -o)")
+    slurm = _slurm_line(summary)
+    if slurm is not None:
+        lines.append(f"  slurm:      {slurm}")
+    lines.append(f"  stage:      {_stage_line(summary)}")
+    workers = summary["workers"]
+    if workers is not None and workers["total"]:
+        lines.append(f"  workers:    {workers['ready']}/{workers['total']} ready")
+    lines.append(f"  benchmark:  {summary['benchmark']}")
+    if summary["results"]:
+        lines.append("  results:")
+        lines.append(render_results(summary["results"]))
+    for key in ("rollup", "dashboard"):
+        if summary[key] is not None:
+            lines.append(f"  {key + ':':<11} {summary[key]}")
+    if summary["errors"]:
+        lines.append("  errors (last lines of the sweep log):")
+        lines.extend(f"    {line}" for e in summary["errors"] for line in e.splitlines())
+    return "\n".join(lines)

@@ -1,0 +1,366 @@
+"""Reading a job folder (``<output>/<job_id>/``) and asking Slurm about jobs, for the job commands
+(status, logs, cancel, monitor).
+
+The folder is what the runtime writes (ARCHITECTURE.md §5): ``status.json`` and
+``status_events.jsonl`` (``srt_runtime.status.StatusEvent``), ``plan.json``
+(``srt_planner.plan.JobPlan``), ``logs/sweep_<job_id>.log`` (the supervisor's log),
+``logs/benchmark-rollup.json`` (srt_bench.rollup) and ``<job_id>.json`` (apply's metadata).
+``build_*`` functions are pure; ``read_*`` and ``query_*`` do I/O. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from srt_cli.errors import CliUsageError, SlurmError
+
+if TYPE_CHECKING:
+    from srt_cli.environment import Edge
+    from srt_planner.plan import JobPlan
+    from srt_runtime.status import StatusEvent
+
+__all__ = [
+    "SQUEUE_FORMAT",
+    "JobRef",
+    "SlurmLookup",
+    "SlurmRow",
+    "build_results",
+    "build_summary",
+    "count_ready_workers",
+    "is_final",
+    "job_base",
+    "parse_job_id",
+    "parse_squeue",
+    "query_job",
+    "query_mine",
+    "read_plan",
+    "read_status",
+    "sweep_log",
+]
+
+#: ``srtctl apply --local`` names local jobs ``local-<UTC timestamp>[-n]`` (applying.py).
+_LOCAL_ID = re.compile(r"local-\d{8}T\d{6}Z(-\d+)?")
+_SLURM_ID = re.compile(r"\d+")
+#: squeue columns: job id, state, time used, time limit, node count, reason or node list, name.
+SQUEUE_FORMAT = "%i|%T|%M|%l|%D|%R|%j"
+#: The runtime's log line format: ``%(asctime)s %(levelname)s %(message)s``.
+_LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<level>[A-Z]+) (?P<message>.*)$")
+_READY = re.compile(r"^(?P<name>\S+) is ready \(")
+_STARTING = re.compile(r"^Starting (?P<name>\S+) on ")
+_RELAUNCH = re.compile(r"_r\d+$")
+#: Stages after which the benchmark either ran or never will.
+_AFTER_BENCHMARK = ("post_eval", "serving", "cleanup")
+
+
+@dataclass(frozen=True)
+class JobRef:
+    """A job id as given on the command line, and whether Slurm or this machine runs it."""
+
+    job_id: str
+    kind: Literal["slurm", "local"]
+
+
+def parse_job_id(raw: str) -> JobRef:
+    """``4242`` is a Slurm job; ``local-20261129T153251Z`` a local run (apply --local)."""
+    if _SLURM_ID.fullmatch(raw):
+        return JobRef(job_id=raw, kind="slurm")
+    if _LOCAL_ID.fullmatch(raw):
+        return JobRef(job_id=raw, kind="local")
+    raise CliUsageError(
+        f"job_id must be a Slurm job id (digits) or a local job id "
+        f"(local-YYYYmmddTHHMMSSZ), got {raw!r}"
+    )
+
+
+def job_base(edge: Edge, output: str | None) -> Path:
+    """The output base (``-o`` > srtslurm.yaml ``output_dir`` > default), as apply uses it."""
+    from srt_cli.environment import read_cluster
+    from srt_cli.paths import output_base
+
+    return Path(output_base(edge, read_cluster(edge).config, output))
+
+
+# -- Slurm ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlurmRow:
+    """One ``squeue`` line (SQUEUE_FORMAT)."""
+
+    job_id: str
+    state: str
+    elapsed: str
+    time_limit: str
+    nodes: str
+    reason: str
+    name: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "job_id": self.job_id,
+            "state": self.state,
+            "elapsed": self.elapsed,
+            "time_limit": self.time_limit,
+            "nodes": self.nodes,
+            "reason": self.reason,
+            "name": self.name,
+        }
+
+
+@dataclass(frozen=True)
+class SlurmLookup:
+    """What squeue said: the rows, or a note why there are none (never an error)."""
+
+    rows: tuple[SlurmRow, ...]
+    note: str | None = None
+
+
+def parse_squeue(text: str) -> tuple[SlurmRow, ...]:
+    rows = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        parts = line.split("|", 6)
+        if len(parts) != 7:
+            continue
+        rows.append(SlurmRow(*(p.strip() for p in parts)))
+    return tuple(rows)
+
+
+def _squeue(environ: Mapping[str, str], args: Sequence[str]) -> SlurmLookup:
+    exe = shutil.which("squeue", path=environ.get("PATH"))
+    if exe is None:
+        return SlurmLookup(rows=(), note="squeue is not on PATH (no Slurm state)")
+    command = [exe, *args, "--noheader", f"--format={SQUEUE_FORMAT}"]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=dict(environ), timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return SlurmLookup(rows=(), note=f"squeue failed: {exc}")
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip()
+        if "Invalid job id" in said:
+            return SlurmLookup(rows=(), note="not known to Slurm (finished, or never submitted)")
+        return SlurmLookup(rows=(), note=f"squeue failed (exit {done.returncode}): {said}")
+    return SlurmLookup(rows=parse_squeue(done.stdout))
+
+
+def query_job(environ: Mapping[str, str], job_id: str) -> SlurmLookup:
+    """``squeue --job <id>``; a job squeue no longer lists is a note, not an error."""
+    found = _squeue(environ, ["--job", job_id])
+    rows = tuple(r for r in found.rows if r.job_id == job_id)
+    if found.note is None and not rows:
+        return SlurmLookup(rows=(), note="not known to Slurm (finished, or never submitted)")
+    return SlurmLookup(rows=rows, note=found.note)
+
+
+def query_mine(environ: Mapping[str, str]) -> SlurmLookup:
+    """``squeue --me``: every job of the current user."""
+    return _squeue(environ, ["--me"])
+
+
+# -- the job folder ------------------------------------------------------------------------
+
+
+def _read_json_file(path: Path, decode: Any) -> Any:
+    import msgspec
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise SlurmError(f"{path}: cannot be read: {exc}") from exc
+
+
+def read_status(job_dir: Path) -> StatusEvent | None:
+    """``status.json`` (the runtime's latest StatusEvent), or None before the job started."""
+    import msgspec
+
+    from srt_runtime.status import StatusEvent
+
+    return _read_json_file(  # type: ignore[no-any-return]
+        job_dir / "status.json", lambda b: msgspec.json.decode(b, type=StatusEvent)
+    )
+
+
+def read_events(job_dir: Path) -> list[StatusEvent]:
+    import msgspec
+
+    from srt_runtime.status import StatusEvent
+
+    path = job_dir / "status_events.jsonl"
+    try:
+        lines = path.read_bytes().splitlines()
+    except FileNotFoundError:
+        return []
+    decoder = msgspec.json.Decoder(StatusEvent)
+    events = []
+    for line in lines:
+        try:
+            events.append(decoder.decode(line))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue  # a line being appended right now
+    return events
+
+
+def read_plan(job_dir: Path) -> JobPlan | None:
+    import msgspec
+
+    from srt_planner.plan import JobPlan
+
+    return _read_json_file(  # type: ignore[no-any-return]
+        job_dir / "plan.json", lambda b: msgspec.json.decode(b, type=JobPlan)
+    )
+
+
+def _read_dict(path: Path) -> dict[str, Any] | None:
+    import msgspec
+
+    doc = _read_json_file(path, msgspec.json.decode)
+    return doc if isinstance(doc, dict) else None
+
+
+def is_final(status: StatusEvent | None) -> bool:
+    """The runtime's last event: ``cleanup`` with ``completed`` or ``failed``."""
+    return status is not None and status.stage == "cleanup" and status.status != "running"
+
+
+def sweep_log(job_dir: Path, job_id: str) -> Path:
+    return job_dir / "logs" / f"sweep_{job_id}.log"
+
+
+def _log_messages(path: Path) -> list[tuple[str, str]]:
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        return []
+    found: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        match = _LOG_LINE.match(line)
+        if match:
+            found.append((match["level"], match["message"]))
+        elif found:  # a multi-line message (the diagnosis block) continues
+            level, message = found[-1]
+            found[-1] = (level, f"{message}\n{line}")
+    return found
+
+
+def count_ready_workers(plan: JobPlan, messages: Sequence[tuple[str, str]]) -> tuple[int, int]:
+    """(ready, total) worker processes, from the supervisor's ``<name> is ready`` lines.
+
+    A worker without a readiness probe counts once started; a healthy deployment (the health
+    gate passed) counts every worker.
+    """
+    workers = [p for p in plan.processes if p.kind == "worker"]
+    ready: set[str] = set()
+    started: set[str] = set()
+    healthy = False
+    for _level, message in messages:
+        if (m := _READY.match(message)) is not None:
+            ready.add(_RELAUNCH.sub("", m["name"]))
+        elif (m := _STARTING.match(message)) is not None:
+            started.add(_RELAUNCH.sub("", m["name"]))
+        elif message.startswith("Deployment healthy after "):
+            healthy = True
+    count = sum(
+        1
+        for w in workers
+        if healthy or w.name in ready or (w.readiness is None and w.name in started)
+    )
+    return count, len(workers)
+
+
+def build_benchmark_phase(
+    plan: JobPlan | None, status: StatusEvent | None, seen: Collection[str], has_rollup: bool
+) -> str:
+    """``none`` (no benchmark planned), ``waiting``, ``running``, ``post-eval``, ``finished``
+    (the benchmark ran), or ``not reached`` (the job ended before it)."""
+    if has_rollup:
+        return "finished"
+    if plan is not None and not any(p.phase == "benchmark" for p in plan.processes):
+        return "none"
+    if status is None:
+        return "waiting"
+    if status.stage == "benchmark" and status.status == "running":
+        return "running"
+    if status.stage == "post_eval" and status.status == "running":
+        return "post-eval"
+    if "benchmark" in seen and status.stage in _AFTER_BENCHMARK:
+        return "finished"
+    return "not reached" if is_final(status) else "waiting"
+
+
+def build_results(rollup: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Per concurrency: request throughput, output tok/s, TTFT and ITL medians (rollup fields)."""
+    if rollup is None:
+        return []
+    runs = [r for r in rollup.get("runs", []) if isinstance(r, Mapping)]
+    return [
+        {
+            "concurrency": run.get("concurrency"),
+            "request_throughput": run.get("request_throughput"),
+            "output_tok_s": run.get("throughput_toks"),
+            "ttft_p50_ms": run.get("ttft_median_ms"),
+            "itl_p50_ms": run.get("itl_median_ms"),
+        }
+        for run in sorted(runs, key=lambda r: r.get("concurrency") or 0)
+    ]
+
+
+def _first_existing(*paths: Path) -> Path | None:
+    return next((p for p in paths if p.is_file()), None)
+
+
+def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict[str, Any]:
+    """Everything ``srtctl status`` reports about one job, as a JSON-ready dict."""
+    exists = job_dir.is_dir()
+    status = read_status(job_dir) if exists else None
+    plan = read_plan(job_dir) if exists else None
+    metadata = _read_dict(job_dir / f"{ref.job_id}.json") if exists else None
+    rollup_path = _first_existing(
+        job_dir / "logs" / "benchmark-rollup.json", job_dir / "benchmark-rollup.json"
+    )
+    rollup = _read_dict(rollup_path) if rollup_path is not None else None
+    messages = _log_messages(sweep_log(job_dir, ref.job_id)) if exists else []
+    workers = None
+    if plan is not None:
+        ready, total = count_ready_workers(plan, messages)
+        workers = {"ready": ready, "total": total}
+    seen = {e.stage for e in read_events(job_dir)} if exists else set()
+    name = plan.job_name if plan is not None else (metadata or {}).get("job_name")
+    dashboard = _first_existing(
+        job_dir / "perf_dashboard.html", job_dir / "logs" / "perf_dashboard.html"
+    )
+    row = slurm.rows[0] if slurm is not None and slurm.rows else None
+    return {
+        "job_id": ref.job_id,
+        "kind": ref.kind,
+        "job_dir": str(job_dir),
+        "exists": exists,
+        "job_name": name,
+        "stage": status.stage if status is not None else None,
+        "status": status.status if status is not None else None,
+        "message": status.message if status is not None else "",
+        "exit_code": status.exit_code if status is not None else None,
+        "updated_at": status.at if status is not None else None,
+        "ended": is_final(status),
+        "workers": workers,
+        "benchmark": build_benchmark_phase(plan, status, seen, rollup is not None),
+        "results": build_results(rollup),
+        "rollup": str(rollup_path) if rollup_path is not None else None,
+        "dashboard": str(dashboard) if dashboard is not None else None,
+        "errors": [m for level, m in messages if level == "ERROR"][-10:],
+        "slurm": row.to_json() if row is not None else None,
+        "slurm_note": slurm.note if slurm is not None else None,
+        "metadata": metadata,
+    }
