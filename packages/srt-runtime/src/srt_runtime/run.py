@@ -139,9 +139,10 @@ def run_job(
 ) -> RunResult:
     """Execute ``plan``; always cleans up; returns the exit code and the diagnosis.
 
-    ``before_final(exit_code)`` runs after cleanup, teardown, the diagnosis and the lockfile, just
-    before the final status event: the place for post-processing (upload, analysis,
-    srt_runtime.reporting.ReportingSession.finish). It must not raise.
+    ``before_final(exit_code)`` runs after cleanup, teardown and the lockfile, just before the
+    diagnosis is logged and the final status event is sent: the place for post-processing
+    (dashboard, upload, analysis, srt_runtime.reporting.ReportingSession.finish). It must not
+    raise.
     """
     log_dir = job_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -191,7 +192,6 @@ def run_job(
     if shown is not None:
         tail = read_tail(Path(shown.log_path), _TAIL_LINES) if shown.log_path else []
         diagnosis = render_diagnosis(shown, tail)
-        log.error("%s", diagnosis)
     status = "completed" if code == 0 else "failed"
     update_lockfile(
         job_dir,
@@ -203,6 +203,9 @@ def run_job(
     )
     if before_final is not None:
         before_final(code)
+    if diagnosis:
+        # Last, after post-processing, so the diagnosis ends stdout and the sweep log.
+        log.error("%s", diagnosis)
     message = sup.failure.reason if sup.failure is not None else ""
     sink.emit("cleanup", "completed" if code == 0 else "failed", message, code)
     return RunResult(exit_code=code, failure=sup.failure, diagnosis=diagnosis)
