@@ -2,13 +2,17 @@
 UV ?= uv
 PYTEST_ARGS ?=
 
-.PHONY: help sync system lint typecheck test test-fast test-e2e golden generate check-generated alone ci
+.PHONY: help sync quickstart system lint typecheck test test-fast test-e2e golden generate check-generated alone ci
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-sync: ## install the workspace and dev tools into .venv
+sync: ## install uv if missing, then the workspace and dev tools into .venv
+	@command -v $(UV) >/dev/null || python3 -m pip install --quiet uv
 	$(UV) sync --all-packages --frozen
+
+quickstart: sync ## a real benchmark on this machine: Dynamo frontend + 2 mocker workers + sa-bench
+	$(UV) run --frozen srtctl apply --local -f examples/quickstart.yaml
 
 lint: ## ruff check + format check
 	$(UV) run --frozen ruff check .

@@ -1,0 +1,55 @@
+"""The README's first command, as a new user runs it: a real benchmark on this machine.
+
+Real processes end to end: `srtctl apply --local` plans the quickstart, the runtime starts two
+Dynamo mocker workers and the Dynamo frontend (ai-dynamo from PyPI), the sa-bench client runs two
+concurrencies, and the run ends with the rollup, the plan, the logs and the dashboard.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+def test_quickstart_runs_a_real_benchmark_here(tmp_path: Path) -> None:
+    srtctl = shutil.which("srtctl")
+    assert srtctl is not None, "srtctl is not installed in this environment (make sync)"
+    done = subprocess.run(
+        [srtctl, "apply", "--local", "-f", "examples/quickstart.yaml", "-o", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [job_dir] = [p for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith("local-")]
+    assert str(job_dir) in done.stdout + done.stderr  # the output folder is printed
+    logs = job_dir / "logs"
+    rollup = json.loads((logs / "benchmark-rollup.json").read_text())
+    runs = {run["concurrency"]: run for run in rollup["runs"]}
+    assert sorted(runs) == [4, 16]
+    for run in runs.values():
+        assert run["request_throughput"] > 0
+        assert run["throughput_toks"] > 0
+        assert run["completed_requests"] > 0
+    plan = json.loads((job_dir / "plan.json").read_text())
+    assert {p["name"] for p in plan["processes"]} >= {
+        "agg_0_node-01",
+        "agg_1_node-01",
+        "frontend_0",
+        "benchmark",
+    }
+    for name in ("node-01_agg_w0.out", "node-01_agg_w1.out", "node-01_frontend_0.out"):
+        assert (logs / name).stat().st_size > 0, name
+    assert "<svg" in (logs / "perf_dashboard.html").read_text()
+    status = json.loads((job_dir / "status.json").read_text())
+    assert status["exit_code"] == 0
