@@ -224,6 +224,28 @@ def test_status_text_shows_the_slurm_state_and_errors(
     ]
 
 
+def test_status_while_the_benchmark_runs(
+    invoke: Invoke, base: Path, no_slurm: dict[str, str]
+) -> None:
+    events = [e for e in FINISHED if e[0] != "cleanup"]
+    job_dir = build_job(base, "4242", events=events, log_lines=HEALTHY)
+    (job_dir / "logs" / "benchmark.out").write_text(
+        "[srt-bench] concurrency 1: 1/1 ok in 0.50 s, 2.00 req/s\n"
+        "[srt-bench] concurrency 2: warmup with 2 requests\n"
+        "some client noise\n"
+    )
+    result = invoke("status", "4242", env=no_slurm)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[2:5] == [
+        "  stage:      benchmark (running) at 2026-11-29T15:00:07.000+00:00",
+        "  workers:    2/2 ready",
+        "  benchmark:  running (last: concurrency 2: warmup with 2 requests)",
+    ]
+    doc = json.loads(invoke("status", "4242", "--json", env=no_slurm).stdout)
+    assert doc["benchmark_progress"] == "concurrency 2: warmup with 2 requests"
+    assert doc["results"] == []
+
+
 def test_status_of_a_job_slurm_forgot(invoke: Invoke, base: Path, slurm: dict[str, Any]) -> None:
     build_job(base, "4242", events=FINISHED, log_lines=HEALTHY)
     set_jobs(slurm)

@@ -56,6 +56,9 @@ _STARTING = re.compile(r"^Starting (?P<name>\S+) on ")
 _RELAUNCH = re.compile(r"_r\d+$")
 #: Stages after which the benchmark either ran or never will.
 _AFTER_BENCHMARK = ("post_eval", "serving", "cleanup")
+#: srt-bench prefixes its progress lines (``srt_bench.__main__``).
+_BENCH_PREFIX = "[srt-bench] "
+_PROGRESS_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True)
@@ -300,6 +303,27 @@ def build_benchmark_phase(
     return "not reached" if is_final(status) else "waiting"
 
 
+def _bench_progress(log_dir: Path, plan: JobPlan | None) -> str | None:
+    """The benchmark client's last ``[srt-bench] ...`` line (``concurrency 4: warmup ...``)."""
+    if plan is None:
+        return None
+    last = None
+    for spec in plan.processes:
+        if spec.phase != "benchmark":
+            continue
+        path = Path(spec.log_file) if Path(spec.log_file).is_absolute() else log_dir / spec.log_file
+        try:
+            with path.open("rb") as handle:
+                handle.seek(max(0, handle.seek(0, 2) - _PROGRESS_BYTES))
+                tail = handle.read().decode(errors="replace")
+        except FileNotFoundError:
+            continue
+        for line in tail.splitlines():
+            if line.startswith(_BENCH_PREFIX):
+                last = line[len(_BENCH_PREFIX) :].strip()
+    return last
+
+
 def build_results(rollup: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Per concurrency: request throughput, output tok/s, TTFT and ITL medians (rollup fields)."""
     if rollup is None:
@@ -356,6 +380,7 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         "ended": is_final(status),
         "workers": workers,
         "benchmark": build_benchmark_phase(plan, status, seen, rollup is not None),
+        "benchmark_progress": _bench_progress(job_dir / "logs", plan) if exists else None,
         "results": build_results(rollup),
         "rollup": str(rollup_path) if rollup_path is not None else None,
         "dashboard": str(dashboard) if dashboard is not None else None,

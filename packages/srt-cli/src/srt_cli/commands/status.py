@@ -24,7 +24,7 @@ Examples:
 @output_option
 @json_option(
     'One JSON object: {"job_id", "kind", "job_dir", "stage", "status", "ended", "workers", '
-    '"benchmark", "results", "slurm", "slurm_note", "errors", "metadata", ...}.'
+    '"benchmark", "benchmark_progress", "results", "slurm", "slurm_note", "errors", ...}.'
 )
 @click.pass_obj
 def command(edge: Edge, *, job: str, output: str | None, as_json: bool) -> None:
@@ -111,7 +111,9 @@ def render_summary(summary: Mapping[str, Any]) -> str:
     workers = summary["workers"]
     if workers is not None and workers["total"]:
         lines.append(f"  workers:    {workers['ready']}/{workers['total']} ready")
-    lines.append(f"  benchmark:  {summary['benchmark']}")
+    progress = summary["benchmark_progress"]
+    detail = f" (last: {progress})" if progress else ""
+    lines.append(f"  benchmark:  {summary['benchmark']}{detail}")
     if summary["results"]:
         lines.append("  results:")
         lines.append(render_results(summary["results"]))
