@@ -24,6 +24,7 @@ from srt_runtime.status import Stage, StatusValue
 from srt_schema import ClusterConfig, load_recipe_text
 
 SQUEUE_FORMAT = "--format=%i|%T|%M|%l|%D|%R|%j"
+JOB_ID = "local-20261129T150000Z"
 
 
 class FixedClock:
@@ -274,11 +275,17 @@ def test_status_follows_the_output_option(
     invoke: Invoke, tmp_path: Path, no_slurm: dict[str, str]
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
-    build_job(elsewhere, "local-20261129T150000Z", events=RUNNING)
-    result = invoke("status", "local-20261129T150000Z", "-o", str(elsewhere), env=no_slurm)
+    build_job(elsewhere, JOB_ID, events=RUNNING)
+    result = invoke("status", JOB_ID, "-o", str(elsewhere), env=no_slurm)
     assert result.exit_code == 0, result.output
     assert "slurm:" not in result.stdout
-    assert "  stage:      workers (running) at 2026-11-29T15:00:03.000+00:00\n" in result.stdout
+    assert result.stdout.splitlines()[1:3] == [
+        "  stage:      workers (running) at 2026-11-29T15:00:03.000+00:00",
+        "  note:       no supervisor of this job runs on this machine: it was stopped without a "
+        "final status (or runs on another machine)",
+    ]
+    doc = json.loads(invoke("status", JOB_ID, "-o", str(elsewhere), "--json", env=no_slurm).stdout)
+    assert doc["supervisor"] == []
 
 
 @pytest.mark.parametrize("name", ["status", "logs", "cancel"])
@@ -450,6 +457,9 @@ def test_monitor_once_table(invoke: Invoke, base: Path, slurm: dict[str, Any]) -
             "mocker-agg",
             "local",
             "workers",
+            "(no",
+            "supervisor",
+            "here)",
             "2/2",
             "waiting",
             "2026-11-29T15:00:03.000+00:00",

@@ -102,6 +102,7 @@ def test_cancel_a_real_local_run(
     (supervisor,) = _children(child.pid)
     running = json.loads(invoke("status", job_dir.name, "--json").stdout)
     assert (running["stage"], running["ended"], running["kind"]) == ("serving", False, "local")
+    assert running["supervisor"] == [supervisor]
     result = invoke("cancel", job_dir.name, "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {
@@ -119,7 +120,7 @@ def test_cancel_a_real_local_run(
         f"job {job_dir.name} has already ended (failed, exit code 1); nothing to cancel\n"
     )
     ended = json.loads(invoke("status", job_dir.name, "--json").stdout)
-    assert ended["ended"] is True
+    assert (ended["ended"], ended["supervisor"]) == (True, None)
 
 
 def test_cancel_uses_a_pid_recorded_in_status_json(

@@ -10,7 +10,11 @@ The folder is what the runtime writes (ARCHITECTURE.md §5): ``status.json`` and
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Collection, Mapping, Sequence
@@ -33,13 +37,17 @@ __all__ = [
     "build_results",
     "build_summary",
     "count_ready_workers",
+    "describe_process",
+    "find_supervisors",
     "is_final",
+    "is_supervisor_of",
     "job_base",
     "parse_job_id",
     "parse_squeue",
     "query_job",
     "query_mine",
     "read_plan",
+    "read_recorded_pid",
     "read_status",
     "sweep_log",
 ]
@@ -105,15 +113,7 @@ class SlurmRow:
     name: str
 
     def to_json(self) -> dict[str, str]:
-        return {
-            "job_id": self.job_id,
-            "state": self.state,
-            "elapsed": self.elapsed,
-            "time_limit": self.time_limit,
-            "nodes": self.nodes,
-            "reason": self.reason,
-            "name": self.name,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
@@ -366,6 +366,7 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         job_dir / "perf_dashboard.html", job_dir / "logs" / "perf_dashboard.html"
     )
     row = slurm.rows[0] if slurm is not None and slurm.rows else None
+    live = exists and not is_final(status)
     return {
         "job_id": ref.job_id,
         "kind": ref.kind,
@@ -388,4 +389,72 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         "slurm": row.to_json() if row is not None else None,
         "slurm_note": slurm.note if slurm is not None else None,
         "metadata": metadata,
+        # A local run that has not ended: its supervisor's pids here ([] = none runs here).
+        "supervisor": find_supervisors(job_dir) if ref.kind == "local" and live else None,
     }
+
+
+# -- a local run's supervisor (this machine's /proc) ---------------------------------------
+
+_PROC = Path("/proc")
+
+
+def read_recorded_pid(job_dir: Path) -> int | None:
+    """``pid`` in status.json, if the runtime records it (StatusEvent ignores it otherwise)."""
+    try:
+        doc = json.loads((job_dir / "status.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    pid = doc.get("pid") if isinstance(doc, dict) else None
+    return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
+
+
+def _argv(pid: int) -> list[str] | None:
+    try:
+        raw = (_PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return None
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def describe_process(pid: int) -> str:
+    argv = _argv(pid)
+    return "no such process" if argv is None else f"it runs `{shlex.join(argv)}`"
+
+
+def _job_dir_argument(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == "--job-dir" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--job-dir="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def is_supervisor_of(pid: int, job_dir: Path) -> bool:
+    """Whether ``pid`` is this user's ``... -m srt_runtime run --job-dir <job_dir>``."""
+    argv = _argv(pid)
+    if argv is None:
+        return False
+    try:
+        if (_PROC / str(pid)).stat().st_uid != os.getuid():
+            return False
+        cwd = (_PROC / str(pid) / "cwd").readlink()
+    except OSError:
+        return False
+    runs_module = any(
+        argv[i] == "-m" and argv[i + 1] == "srt_runtime" for i in range(len(argv) - 1)
+    )
+    given = _job_dir_argument(argv)
+    if not runs_module or "run" not in argv or given is None:
+        return False
+    return (cwd / given).resolve() == job_dir.resolve()
+
+
+def find_supervisors(job_dir: Path) -> list[int]:
+    """Every process of this user that is the supervisor of ``job_dir`` (normally one)."""
+    if not _PROC.is_dir():
+        return []
+    own = os.getpid()
+    pids = sorted(int(p.name) for p in _PROC.iterdir() if p.name.isdigit())
+    return [p for p in pids if p != own and is_supervisor_of(p, job_dir)]

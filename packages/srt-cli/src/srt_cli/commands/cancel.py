@@ -30,8 +30,6 @@ Examples:
   srtctl cancel 4242 --json
 """
 
-_PROC = Path("/proc")
-
 
 @click.command("cancel", epilog=EPILOG)
 @click.argument("job")
@@ -87,7 +85,14 @@ def _cancel_slurm(edge: Edge, job_id: str) -> dict[str, Any]:
 
 def _cancel_local(job_dir: Path, job_id: str) -> dict[str, Any]:
     from srt_cli.errors import CliUsageError, SlurmError
-    from srt_cli.jobs import is_final, read_status
+    from srt_cli.jobs import (
+        describe_process,
+        find_supervisors,
+        is_final,
+        is_supervisor_of,
+        read_recorded_pid,
+        read_status,
+    )
 
     if not job_dir.is_dir():
         raise CliUsageError(
@@ -105,13 +110,13 @@ def _cancel_local(job_dir: Path, job_id: str) -> dict[str, Any]:
             "message": f"job {job_id} has already ended ({status.status}, exit code "
             f"{status.exit_code}); nothing to cancel",
         }
-    pid = _recorded_pid(job_dir)
+    pid = read_recorded_pid(job_dir)
     if pid is not None:
         if not is_supervisor_of(pid, job_dir):
             raise SlurmError(
                 f"{job_dir / 'status.json'} records supervisor pid {pid}, but pid {pid} is not "
-                f"`srt_runtime run --job-dir {job_dir}` of this user ({_describe(pid)}); not "
-                "signalling it"
+                f"`srt_runtime run --job-dir {job_dir}` of this user "
+                f"({describe_process(pid)}); not signalling it"
             )
         found = [pid]
     else:
@@ -133,64 +138,3 @@ def _cancel_local(job_dir: Path, job_id: str) -> dict[str, Any]:
         "message": f"sent SIGTERM to the supervisor of {job_id} (pid {pids}); it stops every "
         "process of the job and writes the final status",
     }
-
-
-def _recorded_pid(job_dir: Path) -> int | None:
-    """``pid`` in status.json, if the runtime records it (StatusEvent ignores it otherwise)."""
-    try:
-        doc = json.loads((job_dir / "status.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-    pid = doc.get("pid") if isinstance(doc, dict) else None
-    return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
-
-
-def _argv(pid: int) -> list[str] | None:
-    try:
-        raw = (_PROC / str(pid) / "cmdline").read_bytes()
-    except OSError:
-        return None
-    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
-
-
-def _describe(pid: int) -> str:
-    argv = _argv(pid)
-    return "no such process" if argv is None else f"it runs `{shlex.join(argv)}`"
-
-
-def _job_dir_argument(argv: list[str]) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == "--job-dir" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--job-dir="):
-            return arg.split("=", 1)[1]
-    return None
-
-
-def is_supervisor_of(pid: int, job_dir: Path) -> bool:
-    """Whether ``pid`` is this user's ``... -m srt_runtime run --job-dir <job_dir>``."""
-    argv = _argv(pid)
-    if argv is None:
-        return False
-    try:
-        if (_PROC / str(pid)).stat().st_uid != os.getuid():
-            return False
-        cwd = (_PROC / str(pid) / "cwd").readlink()
-    except OSError:
-        return False
-    runs_module = any(
-        argv[i] == "-m" and argv[i + 1] == "srt_runtime" for i in range(len(argv) - 1)
-    )
-    given = _job_dir_argument(argv)
-    if not runs_module or "run" not in argv or given is None:
-        return False
-    return (cwd / given).resolve() == job_dir.resolve()
-
-
-def find_supervisors(job_dir: Path) -> list[int]:
-    """Every process of this user that is the supervisor of ``job_dir`` (normally one)."""
-    if not _PROC.is_dir():
-        return []
-    own = os.getpid()
-    pids = sorted(int(p.name) for p in _PROC.iterdir() if p.name.isdigit())
-    return [p for p in pids if p != own and is_supervisor_of(p, job_dir)]

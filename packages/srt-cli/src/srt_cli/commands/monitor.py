@@ -124,6 +124,8 @@ def _stage(summary: Mapping[str, Any]) -> str:
         return "-"
     if summary["ended"]:
         return f"{summary['status']} (exit {summary['exit_code']})"
+    if summary["supervisor"] == []:
+        return f"{summary['stage']} (no supervisor here)"
     return str(summary["stage"])
 
 

@@ -24,7 +24,7 @@ Examples:
 @output_option
 @json_option(
     'One JSON object: {"job_id", "kind", "job_dir", "stage", "status", "ended", "workers", '
-    '"benchmark", "benchmark_progress", "results", "slurm", "slurm_note", "errors", ...}.'
+    '"benchmark", "results", "slurm", "supervisor", "errors", ...}.'
 )
 @click.pass_obj
 def command(edge: Edge, *, job: str, output: str | None, as_json: bool) -> None:
@@ -108,6 +108,11 @@ def render_summary(summary: Mapping[str, Any]) -> str:
     if slurm is not None:
         lines.append(f"  slurm:      {slurm}")
     lines.append(f"  stage:      {_stage_line(summary)}")
+    if summary["supervisor"] == []:
+        lines.append(
+            "  note:       no supervisor of this job runs on this machine: it was stopped "
+            "without a final status (or runs on another machine)"
+        )
     workers = summary["workers"]
     if workers is not None and workers["total"]:
         lines.append(f"  workers:    {workers['ready']}/{workers['total']} ready")
