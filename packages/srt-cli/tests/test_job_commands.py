@@ -247,6 +247,34 @@ def test_status_while_the_benchmark_runs(
     assert doc["results"] == []
 
 
+def test_status_of_a_heterogeneous_slurm_job(
+    invoke: Invoke, base: Path, slurm: dict[str, Any]
+) -> None:
+    build_job(base, "4242", events=RUNNING)
+    set_jobs(slurm, job_row("4242+0"), job_row("4242+1"))
+    doc = json.loads(invoke("status", "4242", "--json", env=slurm).stdout)
+    assert doc["slurm"]["job_id"] == "4242+0"
+    assert doc["slurm"]["state"] == "RUNNING"
+    monitor = invoke("monitor", "--once", "--json", env=slurm)
+    assert [json.loads(line)["job_id"] for line in monitor.stdout.splitlines()] == ["4242"]
+
+
+def test_monitor_reports_an_unreadable_folder_and_goes_on(
+    invoke: Invoke, base: Path, no_slurm: dict[str, str]
+) -> None:
+    build_job(base, JOB_ID, events=RUNNING)
+    broken = base / "local-20261129T140000Z"
+    broken.mkdir()
+    (broken / "status.json").write_text('{"job_id": "x"')
+    result = invoke("monitor", "--once", "--json", env=no_slurm)
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["job_id"] for line in result.stdout.splitlines()] == [JOB_ID]
+    assert result.stderr.splitlines() == [
+        "note: squeue is not on PATH (no Slurm state)",
+        f"note: {broken / 'status.json'}: cannot be read: Input data was truncated",
+    ]
+
+
 def test_status_of_a_job_slurm_forgot(invoke: Invoke, base: Path, slurm: dict[str, Any]) -> None:
     build_job(base, "4242", events=FINISHED, log_lines=HEALTHY)
     set_jobs(slurm)

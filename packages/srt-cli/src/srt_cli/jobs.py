@@ -5,7 +5,10 @@ The folder is what the runtime writes (ARCHITECTURE.md §5): ``status.json`` and
 ``status_events.jsonl`` (``srt_runtime.status.StatusEvent``), ``plan.json``
 (``srt_planner.plan.JobPlan``), ``logs/sweep_<job_id>.log`` (the supervisor's log),
 ``logs/benchmark-rollup.json`` (srt_bench.rollup) and ``<job_id>.json`` (apply's metadata).
-``build_*`` functions are pure; ``read_*`` and ``query_*`` do I/O. Nothing here prints.
+``build_*`` functions are pure; ``read_*``, ``query_*`` and ``find_*`` do I/O. Nothing here prints.
+
+Why one module of ~450 lines: it is the one helper the job commands share, in three sections
+(Slurm, the job folder, a local run's supervisor); each can become its own module when it grows.
 """
 
 from __future__ import annotations
@@ -112,6 +115,11 @@ class SlurmRow:
     reason: str
     name: str
 
+    @property
+    def base_id(self) -> str:
+        """The job id without a heterogeneous component suffix (``4242+1`` -> ``4242``)."""
+        return self.job_id.split("+", 1)[0]
+
     def to_json(self) -> dict[str, str]:
         return dataclasses.asdict(self)
 
@@ -158,7 +166,7 @@ def _squeue(environ: Mapping[str, str], args: Sequence[str]) -> SlurmLookup:
 def query_job(environ: Mapping[str, str], job_id: str) -> SlurmLookup:
     """``squeue --job <id>``; a job squeue no longer lists is a note, not an error."""
     found = _squeue(environ, ["--job", job_id])
-    rows = tuple(r for r in found.rows if r.job_id == job_id)
+    rows = tuple(r for r in found.rows if r.base_id == job_id)
     if found.note is None and not rows:
         return SlurmLookup(rows=(), note="not known to Slurm (finished, or never submitted)")
     return SlurmLookup(rows=rows, note=found.note)

@@ -62,16 +62,17 @@ def command(
     base = job_base(edge, output)
     try:
         while True:
-            summaries, note = collect(edge, base, show_all=show_all)
+            summaries, notes = collect(edge, base, show_all=show_all)
             if as_json:
                 for summary in summaries:
                     click.echo(json.dumps(summary))
-                if note:
+                for note in notes:
                     click.echo(f"note: {note}", err=True)
             else:
                 if not once:
                     click.clear()
-                click.echo(render_screen(summaries, note, base, _now(), None if once else interval))
+                every = None if once else interval
+                click.echo(render_screen(summaries, notes, base, _now(), every))
             if once:
                 return
             time.sleep(interval)
@@ -89,29 +90,41 @@ def _folders(base: Path) -> list[Path]:
     return sorted(p for p in base.iterdir() if p.is_dir() and _JOB_FOLDER.fullmatch(p.name))
 
 
-def collect(edge: Edge, base: Path, *, show_all: bool) -> tuple[list[dict[str, Any]], str | None]:
-    """One summary per job: squeue --me rows first, then local (or, with --all, every) folder."""
+def collect(edge: Edge, base: Path, *, show_all: bool) -> tuple[list[dict[str, Any]], list[str]]:
+    """One summary per job: squeue --me rows first, then local (or, with --all, every) folder;
+    and notes (no squeue, unreadable job folders)."""
+    from srt_cli.errors import CliError
     from srt_cli.jobs import JobRef, SlurmLookup, build_summary, query_mine
 
     mine = query_mine(edge.environ)
+    notes = [mine.note] if mine.note else []
     summaries = []
     listed: set[str] = set()
+
+    def add(ref: JobRef, folder: Path, slurm: SlurmLookup | None, *, ended_too: bool) -> None:
+        try:
+            summary = build_summary(ref, folder, slurm)
+        except CliError as exc:
+            notes.append(exc.format_message())
+            return
+        if ended_too or not summary["ended"]:
+            summaries.append(summary)
+
     for row in mine.rows:
-        ref = JobRef(job_id=row.job_id, kind="slurm")
-        summaries.append(build_summary(ref, base / row.job_id, SlurmLookup(rows=(row,))))
-        listed.add(row.job_id)
+        if row.base_id in listed:  # a further component of a heterogeneous job
+            continue
+        listed.add(row.base_id)
+        ref = JobRef(job_id=row.base_id, kind="slurm")
+        add(ref, base / row.base_id, SlurmLookup(rows=(row,)), ended_too=True)
     gone = "not in squeue --me" if mine.note is None else mine.note
     for folder in _folders(base):
-        if folder.name in listed:
-            continue
         local = folder.name.startswith("local-")
-        if not local and not show_all:
+        if folder.name in listed or (not local and not show_all):
             continue
         ref = JobRef(job_id=folder.name, kind="local" if local else "slurm")
-        summary = build_summary(ref, folder, None if local else SlurmLookup(rows=(), note=gone))
-        if show_all or not summary["ended"]:
-            summaries.append(summary)
-    return summaries, mine.note
+        slurm = None if local else SlurmLookup(rows=(), note=gone)
+        add(ref, folder, slurm, ended_too=show_all)
+    return summaries, notes
 
 
 def _workers(summary: Mapping[str, Any]) -> str:
@@ -150,7 +163,7 @@ def build_rows(summaries: Sequence[Mapping[str, Any]]) -> list[list[str]]:
 
 def render_screen(
     summaries: Sequence[Mapping[str, Any]],
-    note: str | None,
+    notes: Sequence[str],
     base: Path,
     now: str,
     interval: float | None,
@@ -165,6 +178,5 @@ def render_screen(
         lines.append(render_table(header, build_rows(summaries)))
     else:
         lines.append("  no jobs")
-    if note:
-        lines.append(f"  note: {note}")
+    lines.extend(f"  note: {note}" for note in notes)
     return "\n".join(lines)
