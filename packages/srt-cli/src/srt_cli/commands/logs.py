@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 EPILOG = """\b
 Examples:
   srtctl logs 4242                                  # every log file, its size and its process
-  srtctl logs 4242 --process agg_w0 --lines 50
+  srtctl logs 4242 --process agg_0_node-01 --lines 50
   srtctl logs 4242 --process benchmark --follow     # until the job ends, or Ctrl-C
   srtctl logs local-20261129T153251Z --process supervisor
 """
