@@ -25,6 +25,12 @@ from srt_schema import ClusterConfig, load_recipe_text
 
 SQUEUE_FORMAT = "--format=%i|%T|%M|%l|%D|%R|%j"
 JOB_ID = "local-20261129T150000Z"
+SACCT_ARGS = [
+    "-X",
+    "--noheader",
+    "--parsable2",
+    "--format=JobID,State,Elapsed,Timelimit,NNodes,NodeList,JobName",
+]
 
 
 class FixedClock:
@@ -201,6 +207,7 @@ def test_status_json_of_a_running_slurm_job(
         "nodes": "1",
         "reason": "node-01",
         "name": "agg",
+        "source": "squeue",
     }
     assert doc["slurm_note"] is None
     assert doc["metadata"] == {"job_id": "4242", "job_name": "agg"}
@@ -281,6 +288,7 @@ def test_status_of_a_job_slurm_forgot(invoke: Invoke, base: Path, slurm: dict[st
     doc = json.loads(invoke("status", "4242", "--json", env=slurm).stdout)
     assert doc["slurm"] is None
     assert doc["slurm_note"] == "not known to Slurm (finished, or never submitted)"
+    assert calls(slurm, "sacct") == [["-j", "4242", *SACCT_ARGS]]
     assert doc["ended"] is True
     assert doc["benchmark"] == "finished"
 
@@ -434,6 +442,21 @@ def test_cancel_a_slurm_job(invoke: Invoke, slurm: dict[str, Any]) -> None:
     assert calls(slurm, "scancel") == [["4242"]]
     left = json.loads(Path(slurm["FAKE_SLURM_DIR"], "jobs.json").read_text())
     assert [j["id"] for j in left] == ["4243"]
+
+
+def test_status_after_cancel_comes_from_accounting(
+    invoke: Invoke, base: Path, slurm: dict[str, Any]
+) -> None:
+    build_job(base, "4242", events=RUNNING, log_lines=STARTED_ONE)
+    set_jobs(slurm, job_row("4242"))
+    assert invoke("cancel", "4242", env=slurm).exit_code == 0
+    result = invoke("status", "4242", env=slurm)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1] == (
+        f"  slurm:      CANCELLED by {os.getuid()} 4:02 of 1:00:00 (1 node(s), node-01), from sacct"
+    )
+    doc = json.loads(invoke("status", "4242", "--json", env=slurm).stdout)
+    assert (doc["slurm"]["source"], doc["slurm_note"]) == ("sacct", None)
 
 
 def test_cancel_shows_the_scancel_error_verbatim(invoke: Invoke, slurm: dict[str, Any]) -> None:

@@ -60,6 +60,15 @@ _LOCAL_ID = re.compile(r"local-\d{8}T\d{6}Z(-\d+)?")
 _SLURM_ID = re.compile(r"\d+")
 #: squeue columns: job id, state, time used, time limit, node count, reason or node list, name.
 SQUEUE_FORMAT = "%i|%T|%M|%l|%D|%R|%j"
+SQUEUE_ARG = f"--format={SQUEUE_FORMAT}"
+#: The same columns from accounting, for jobs that left the queue (allocations only).
+SACCT_ARGS = (
+    "-X",
+    "--noheader",
+    "--parsable2",
+    "--format=JobID,State,Elapsed,Timelimit,NNodes,NodeList,JobName",
+)
+_UNKNOWN = "not known to Slurm (finished, or never submitted)"
 #: The runtime's log line format: ``%(asctime)s %(levelname)s %(message)s``.
 _LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<level>[A-Z]+) (?P<message>.*)$")
 _READY = re.compile(r"^(?P<name>\S+) is ready \(")
@@ -105,15 +114,17 @@ def job_base(edge: Edge, output: str | None) -> Path:
 
 @dataclass(frozen=True)
 class SlurmRow:
-    """One ``squeue`` line (SQUEUE_FORMAT)."""
+    """One job as ``squeue`` (SQUEUE_FORMAT) or, once it left the queue, ``sacct`` sees it."""
 
     job_id: str
     state: str
     elapsed: str
     time_limit: str
     nodes: str
+    #: squeue: the pending reason or the node list; sacct: the node list.
     reason: str
     name: str
+    source: Literal["squeue", "sacct"] = "squeue"
 
     @property
     def base_id(self) -> str:
@@ -126,55 +137,74 @@ class SlurmRow:
 
 @dataclass(frozen=True)
 class SlurmLookup:
-    """What squeue said: the rows, or a note why there are none (never an error)."""
+    """What Slurm said: the rows, or a note why there are none (never an error)."""
 
     rows: tuple[SlurmRow, ...]
     note: str | None = None
 
 
-def parse_squeue(text: str) -> tuple[SlurmRow, ...]:
+def parse_squeue(text: str, source: Literal["squeue", "sacct"] = "squeue") -> tuple[SlurmRow, ...]:
+    """Rows of ``|``-separated fields in SlurmRow order (SQUEUE_FORMAT, SACCT_FORMAT)."""
     rows = []
     for line in text.splitlines():
-        if not line.strip():
-            continue
         parts = line.split("|", 6)
-        if len(parts) != 7:
-            continue
-        rows.append(SlurmRow(*(p.strip() for p in parts)))
+        if len(parts) == 7:
+            job_id, state, elapsed, limit, nodes, reason, name = (p.strip() for p in parts)
+            rows.append(
+                SlurmRow(
+                    job_id=job_id,
+                    state=state,
+                    elapsed=elapsed,
+                    time_limit=limit,
+                    nodes=nodes,
+                    reason=reason,
+                    name=name,
+                    source=source,
+                )
+            )
     return tuple(rows)
 
 
-def _squeue(environ: Mapping[str, str], args: Sequence[str]) -> SlurmLookup:
-    exe = shutil.which("squeue", path=environ.get("PATH"))
+def _run_slurm(
+    tool: Literal["squeue", "sacct"], environ: Mapping[str, str], args: Sequence[str]
+) -> SlurmLookup:
+    exe = shutil.which(tool, path=environ.get("PATH"))
     if exe is None:
-        return SlurmLookup(rows=(), note="squeue is not on PATH (no Slurm state)")
-    command = [exe, *args, "--noheader", f"--format={SQUEUE_FORMAT}"]
+        return SlurmLookup(rows=(), note=f"{tool} is not on PATH (no Slurm state)")
     try:
         done = subprocess.run(
-            command, capture_output=True, text=True, env=dict(environ), timeout=30, check=False
+            [exe, *args], capture_output=True, text=True, env=dict(environ), timeout=30, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return SlurmLookup(rows=(), note=f"squeue failed: {exc}")
+        return SlurmLookup(rows=(), note=f"{tool} failed: {exc}")
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip()
         if "Invalid job id" in said:
-            return SlurmLookup(rows=(), note="not known to Slurm (finished, or never submitted)")
-        return SlurmLookup(rows=(), note=f"squeue failed (exit {done.returncode}): {said}")
-    return SlurmLookup(rows=parse_squeue(done.stdout))
+            return SlurmLookup(rows=(), note=_UNKNOWN)
+        last = said.splitlines()[-1] if said else "no output"
+        return SlurmLookup(rows=(), note=f"{tool} failed (exit {done.returncode}): {last}")
+    return SlurmLookup(rows=parse_squeue(done.stdout, tool))
 
 
-def query_job(environ: Mapping[str, str], job_id: str) -> SlurmLookup:
-    """``squeue --job <id>``; a job squeue no longer lists is a note, not an error."""
-    found = _squeue(environ, ["--job", job_id])
+def query_job(environ: Mapping[str, str], job_id: str, *, history: bool = True) -> SlurmLookup:
+    """``squeue --job <id>``, then (``history``) ``sacct`` for a job that left the queue; a job
+    neither knows is a note, not an error."""
+    found = _run_slurm("squeue", environ, ["--job", job_id, "--noheader", SQUEUE_ARG])
     rows = tuple(r for r in found.rows if r.base_id == job_id)
-    if found.note is None and not rows:
-        return SlurmLookup(rows=(), note="not known to Slurm (finished, or never submitted)")
-    return SlurmLookup(rows=rows, note=found.note)
+    if rows:
+        return SlurmLookup(rows=rows)
+    note = found.note or _UNKNOWN
+    if history and shutil.which("sacct", path=environ.get("PATH")) is not None:
+        past = _run_slurm("sacct", environ, ["-j", job_id, *SACCT_ARGS])
+        rows = tuple(r for r in past.rows if r.base_id == job_id)
+        if rows:
+            return SlurmLookup(rows=rows)
+    return SlurmLookup(rows=(), note=note)
 
 
 def query_mine(environ: Mapping[str, str]) -> SlurmLookup:
     """``squeue --me``: every job of the current user."""
-    return _squeue(environ, ["--me"])
+    return _run_slurm("squeue", environ, ["--me", "--noheader", SQUEUE_ARG])
 
 
 # -- the job folder ------------------------------------------------------------------------

@@ -243,7 +243,7 @@ def _job_ended(edge: Edge, ref: JobRef, job_dir: Path, polls: int) -> bool:
     if is_final(read_status(job_dir)):
         return True
     if ref.kind == "slurm" and polls % _SLURM_EVERY == 0:
-        found = query_job(edge.environ, ref.job_id)
+        found = query_job(edge.environ, ref.job_id, history=False)
         # Gone from squeue (not merely: squeue missing or failing) means the allocation ended.
         return not found.rows and found.note is not None and found.note.startswith("not known")
     return False

@@ -65,7 +65,8 @@ def _slurm_line(summary: Mapping[str, Any]) -> str | None:
     row = summary["slurm"]
     if row is not None:
         where = f"{row['nodes']} node(s), {row['reason']}" if row["reason"] else row["nodes"]
-        return f"{row['state']} {row['elapsed']} of {row['time_limit']} ({where})"
+        text = f"{row['state']} {row['elapsed']} of {row['time_limit']} ({where})"
+        return text if row["source"] == "squeue" else f"{text}, from sacct"
     note = summary["slurm_note"]
     return str(note) if note is not None else None
 
