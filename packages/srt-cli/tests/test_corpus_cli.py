@@ -27,9 +27,6 @@ MIGRATION_EXCEPTIONS = SCHEMA_TESTS / "data" / "migrate" / "expected_failures.ya
 PLANNER_REFUSES: dict[str, str] = {
     # Features the planner refuses clearly because it does not plan them yet; they leave this
     # table when srt-planner learns them.
-    "SemiAnalysisAI/srt-slurm/examples/features/vllm-failover.yaml": (
-        "vLLM shadow-engine failover is not planned by srt yet"
-    ),
 }
 
 

@@ -336,9 +336,10 @@ def test_role_over_its_node_budget_is_named(
             "read the model from model.path",
         ),
         (
-            {"engine": {"type": "vllm", "failover": {}}},
-            "$.engine.failover: vLLM shadow-engine failover is not planned by srt yet; remove "
-            "engine.failover",
+            {"engine": "trtllm", "roles": {"agg": {"nodes": 1, "workers": 1, "sidecar": True}}},
+            "$.roles.agg.sidecar: the Dynamo sidecar mode is planned for SGLang only; the native "
+            "trtllm engine + sidecar launch is not planned by srt yet; remove 'sidecar: true' (and "
+            "dynamo.sidecar) to run dynamo.trtllm without it",
         ),
     ],
 )

@@ -33,8 +33,11 @@ def _case(draw: st.DrawFn) -> tuple[dict[str, Any], ClusterConfig]:
     frontend = draw(
         st.sampled_from(["dynamo", "sglang-router"] if engine == "sglang" else ["dynamo"])
     )
+    failover = engine == "vllm" and draw(st.booleans())
     fields: dict[str, Any] = {
-        "engine": engine,
+        "engine": {"type": "vllm", "failover": {"shadow_engines": draw(st.integers(1, 2))}}
+        if failover
+        else engine,
         "resources": {"gpus_per_node": gpn},
         "roles": roles,
         "frontend": {
@@ -96,9 +99,23 @@ def test_plan_invariants(case: tuple[dict[str, Any], ClusterConfig], data: st.Da
     allocation = set(plan.nodes)
     gpus_taken: set[tuple[str, int]] = set()
     ports_taken: set[tuple[str, int]] = set()
+    by_name = {spec.name: spec for spec in plan.processes}
     for spec in plan.processes:
         assert set(spec.nodes) <= allocation, spec.name
-        if spec.kind == "worker":
+        if spec.kind == "worker" and spec.shares_gpus_with is not None:
+            # A shadow engine (vLLM failover) uses exactly its worker's GPUs, nothing else.
+            owner = by_name[spec.shares_gpus_with]
+            assert spec.engine > 0, spec.name
+            assert (owner.kind, owner.engine, owner.role, owner.index) == (
+                "worker",
+                0,
+                spec.role,
+                spec.index,
+            )
+            assert (owner.nodes, owner.gpus) == (spec.nodes, spec.gpus), spec.name
+        elif spec.kind == "worker":
+            # No GPU is given to two workers.
+            assert spec.engine == 0, spec.name
             per_node = spec.node_gpus or {node: spec.gpus for node in spec.nodes}
             for node, gpus in per_node.items():
                 for gpu in gpus:

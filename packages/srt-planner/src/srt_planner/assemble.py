@@ -67,11 +67,6 @@ def _refuse_unplanned(recipe: Recipe) -> None:
                 "yet; remove 'sidecar: true' (and dynamo.sidecar) to run dynamo."
                 f"{kind} without it"
             )
-        if isinstance(engine, VLLMBackend) and engine.failover is not None:
-            raise PlanningError(
-                "$.engine.failover: vLLM shadow-engine failover is not planned by srt yet; "
-                "remove engine.failover"
-            )
     if recipe.model.stage_dir is not None:
         raise PlanningError(
             "$.model.stage_dir: model staging is not planned by srt yet; remove stage_dir to "
@@ -255,11 +250,14 @@ def plan_job(
     expanded = expand_processes(recipe, endpoints, allocator)
     disaggregated = any(e.role != "agg" for e in endpoints)
     expanded = _with_public_port(expanded, ctx, disaggregated)
-    flat = [proc for group in expanded for proc in group]
+    # Shadow engines (vLLM failover) are workers but neither routed to, counted by the health
+    # gate, nor given per-worker services: everything but the worker builder sees engine 0.
+    serving = tuple(group for group in expanded if group[0].engine == 0)
+    flat = [proc for group in serving for proc in group]
     routers = RouterInput(
-        prefill=tuple(g[0] for g in expanded if g[0].endpoint.role == "prefill"),
-        decode=tuple(g[0] for g in expanded if g[0].endpoint.role == "decode"),
-        agg=tuple(g[0] for g in expanded if g[0].endpoint.role == "agg"),
+        prefill=tuple(g[0] for g in serving if g[0].endpoint.role == "prefill"),
+        decode=tuple(g[0] for g in serving if g[0].endpoint.role == "decode"),
+        agg=tuple(g[0] for g in serving if g[0].endpoint.role == "agg"),
     )
     layout = plan_frontend_layout(ctx, routers, disaggregated)
     setup, teardown = _host_setup(ctx)
@@ -295,7 +293,7 @@ def plan_job(
         launcher=cluster.launcher,
         processes=tuple(processes),
         files=tuple(files[path] for path in sorted(files)),
-        health=health_gate(ctx, layout, routers, _registered_instances(recipe, expanded)),
+        health=health_gate(ctx, layout, routers, _registered_instances(recipe, serving)),
         frontend_url=f"http://{ctx.address(layout.public_node)}:{layout.public_port}",
         served_model_name=ctx.served_model_name,
         benchmark_config=bench_config,

@@ -180,6 +180,14 @@ class ProcessSpec(_Struct, frozen=True, kw_only=True):
     oneshot: bool = False
     #: Run-to-completion steps are killed after this many seconds (None = no limit).
     timeout_seconds: float | None = None
+    #: Engine number of a worker process: 0 serves; k >= 1 is vLLM shadow engine k
+    #: (``engine.failover``), a standby that takes over when the serving engine dies. The
+    #: restart unit is (role, index, engine): a shadow restarts on its own, and the health gate
+    #: does not count shadows.
+    engine: int = 0
+    #: Name of the engine-0 worker process whose GPUs this process uses as well (shadow engines
+    #: map the weights of their worker's GPU Memory Service). Only such a process may share GPUs.
+    shares_gpus_with: str | None = None
 
 
 class GeneratedFile(_Struct, frozen=True, kw_only=True):

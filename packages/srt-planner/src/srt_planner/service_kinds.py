@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from srt_planner.context import PlanContext
+from srt_planner.engines.failover import GMS_READY_MARKER, gms_command
 from srt_planner.errors import PlanningError
 from srt_planner.plan import HttpProbe, LogProbe, Readiness, TcpProbe
 from srt_planner.ports import (
@@ -62,6 +63,8 @@ def kind_command(
                 "--http-port",
                 str(LMCACHE_HTTP_PORT),
             )
+        case "gms" if service.command is None:
+            return gms_command(ctx.python)
         case "ray" if service.command is None:
             if instance == 0:
                 return ("ray", "start", "--head", f"--port={RAY_PORT}", "--block")
@@ -91,7 +94,7 @@ def kind_command(
             if service.command is None:
                 raise PlanningError(
                     f"$.services[{service.name}].command: a {service.type!r} service needs a "
-                    "command (built-in ones: etcd, nats, mooncake-master, lmcache-server, ray)"
+                    "command (built-in ones: etcd, nats, mooncake-master, lmcache-server, ray, gms)"
                 )
             return service.command
 
@@ -136,6 +139,10 @@ def kind_readiness(
             path="/healthcheck",
             timeout_seconds=timeout,
             interval_seconds=interval,
+        )
+    if config is None and service.type == "gms":
+        return LogProbe(
+            pattern=GMS_READY_MARKER, timeout_seconds=timeout, interval_seconds=interval
         )
     if config is None and service.type in EXPORTERS:
         return None

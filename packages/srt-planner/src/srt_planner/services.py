@@ -15,6 +15,7 @@ from srt_planner._recipe import engine_of, resolve_roles
 from srt_planner.context import PlanContext
 from srt_planner.discovery import discovery_env, needs_etcd, needs_nats
 from srt_planner.engines.base import WorkerProcess
+from srt_planner.engines.failover import worker_dir
 from srt_planner.env import layer_env, render_placeholders
 from srt_planner.errors import PlanningError
 from srt_planner.exporters import (
@@ -43,6 +44,7 @@ from srt_schema.recipe import (
     ServiceConfig,
     ServicePlacementConfig,
     VLLMBackend,
+    VLLMFailoverConfig,
 )
 
 __all__ = ["build_services", "effective_services"]
@@ -63,6 +65,15 @@ def _uses_lmcache_mp(ctx: PlanContext) -> bool:
     return False
 
 
+def _failover(ctx: PlanContext, role: str) -> VLLMFailoverConfig | None:
+    engine = engine_of(ctx.recipe, role)
+    return engine.failover if isinstance(engine, VLLMBackend) else None
+
+
+def _uses_failover(ctx: PlanContext) -> bool:
+    return any(_failover(ctx, role.name) is not None for role in resolve_roles(ctx.recipe))
+
+
 def effective_services(ctx: PlanContext) -> tuple[tuple[ServiceConfig, str | None], ...]:
     """(service, implied_by) in launch order; implied ones first."""
     declared = {s.name: s for s in ctx.recipe.services}
@@ -77,6 +88,11 @@ def effective_services(ctx: PlanContext) -> tuple[tuple[ServiceConfig, str | Non
                 ServiceConfig(name="lmcache-server", type="lmcache-server"),
                 "vLLM connector lmcache-mp",
             )
+        )
+    if _uses_failover(ctx):
+        per_worker = ServicePlacementConfig(node="workers", per="worker")
+        implied.append(
+            (ServiceConfig(name="gms", type="gms", placement=per_worker), "engine.failover")
         )
     implied += implied_exporters(ctx)
     out: list[tuple[ServiceConfig, str | None]] = []
@@ -202,6 +218,23 @@ def _placeholders(
     return values
 
 
+def _gms_env(
+    ctx: PlanContext, service: ServiceConfig, worker: WorkerProcess | None
+) -> dict[str, str]:
+    """The gms service serves its worker's directory (``GMS_SOCKET_DIR``)."""
+    if service.type != "gms" or worker is None:
+        return {}
+    failover = _failover(ctx, worker.endpoint.role)
+    if failover is None:
+        raise PlanningError(
+            f"$.services[{service.name}]: a gms service serves vLLM failover workers but "
+            f"roles.{worker.endpoint.role} has no engine.failover; set engine.failover or "
+            "remove the service"
+        )
+    role, index = worker.endpoint.role, worker.endpoint.index
+    return {"GMS_SOCKET_DIR": worker_dir(failover, ctx.job_id, role, index)}
+
+
 def _instance_name(service: ServiceConfig, instance: _Instance, many: bool) -> str:
     worker = instance.worker
     if worker is not None:
@@ -238,7 +271,8 @@ def build_services(
             if worker is not None and len(worker.gpus) < ctx.gpus_per_node:
                 mask = {ctx.cluster.visible_devices_env: ",".join(str(g) for g in worker.gpus)}
             inherit = service.inherit_discovery_env and service.type not in INFRA
-            env = layer_env(discovery_env(ctx) if inherit else {}, rendered, mask)
+            discovery = discovery_env(ctx) if inherit else {}
+            env = layer_env(discovery, _gms_env(ctx, service, worker), rendered, mask)
             preamble: tuple[str, ...] = ()
             if service.type in ("etcd",):
                 preamble = (f"rm -rf {data}/etcd && mkdir -p {data}/etcd",)

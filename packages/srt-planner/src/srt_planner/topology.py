@@ -24,7 +24,7 @@ from srt_schema.recipe import (
     VLLMBackend,
 )
 
-__all__ = ["expand_processes", "plan_endpoints"]
+__all__ = ["engine_count", "expand_processes", "plan_endpoints"]
 
 
 def plan_endpoints(recipe: Recipe, carving: Carving) -> tuple[Endpoint, ...]:
@@ -90,56 +90,95 @@ def _vllm_blocks(role: ResolvedRole, gpus_on_node: int, gpus_total: int) -> tupl
     return max(1, gpus_on_node // replica), max(1, gpus_total // replica)
 
 
+def engine_count(engine: Engine) -> int:
+    """Engines per worker process: 1, or 1 + ``engine.failover.shadow_engines`` (vLLM)."""
+    if isinstance(engine, VLLMBackend) and engine.failover is not None:
+        return 1 + engine.failover.shadow_engines
+    return 1
+
+
 def expand_processes(
     recipe: Recipe, endpoints: Sequence[Endpoint], allocator: PortAllocator
 ) -> tuple[tuple[WorkerProcess, ...], ...]:
-    """One process per endpoint node, ports handed out in the documented order."""
+    """One process per endpoint node, ports handed out in the documented order.
+
+    Under vLLM failover every endpoint yields one group per engine (engine 0 first): a shadow
+    engine is a process of its own with its own ports on the same nodes and GPUs.
+    """
     roles = {role.name: role for role in resolve_roles(recipe)}
     sidecars = frontend_type_of(recipe) == "dynamo" and sidecar_mode(recipe)
     expanded: list[tuple[WorkerProcess, ...]] = []
     for endpoint in endpoints:
-        role = roles[endpoint.role]
         engine: Engine = engine_of(recipe, endpoint.role)
-        leader = endpoint.leader
-        shared: dict[str, int] = {}
-        if endpoint.role == "prefill":
-            shared["bootstrap"] = allocator.take("bootstrap", leader)
-        total = sum(len(g) for g in endpoint.gpus)
-        nixl_block = 1
-        is_vllm_dp = isinstance(engine, VLLMBackend) and data_parallel(dict(role.config.args)) > 1
-        if is_vllm_dp:
-            _, nixl_block = _vllm_blocks(role, len(endpoint.gpus[0]), total)
-            shared["nixl"] = allocator.take("nixl", leader, nixl_block)
-            shared["dp_rpc"] = allocator.take("dp_rpc", leader)
-        processes: list[WorkerProcess] = []
-        for rank, (node, gpus) in enumerate(zip(endpoint.nodes, endpoint.gpus, strict=True)):
-            ports: dict[str, int] = {"sys": allocator.take("sys", node)}
-            if rank == 0:
-                ports["http"] = allocator.take("http", node)
-            kv_block = _vllm_blocks(role, len(gpus), total)[0] if is_vllm_dp else 1
-            ports["kv_events"] = allocator.take("kv_events", node, kv_block)
-            if not is_vllm_dp:
-                ports["nixl"] = allocator.take("nixl", node)
-            wanted = {**role.config.env, **recipe.environment}
-            if wanted.get("DYN_CONNECTOR") == "kvbm":
-                ports["kvbm_zmq"] = allocator.take("kvbm_zmq", node)
-            if sidecars and rank == 0:
-                # Only the leader exposes native gRPC and runs the sidecar (§4.1).
-                ports["sidecar_grpc"] = allocator.take("sidecar_grpc", node)
-            ports.update(shared)
-            ports.update(_engine_ports(engine, allocator, node, rank, len(endpoint.nodes)))
-            processes.append(
-                WorkerProcess(
+        for engine_id in range(engine_count(engine)):
+            expanded.append(
+                _expand_endpoint(
+                    recipe,
+                    role=roles[endpoint.role],
+                    engine=engine,
                     endpoint=endpoint,
-                    node=node,
-                    node_rank=rank,
-                    gpus=gpus,
-                    ports=ports,
-                    shared=tuple(k for k in shared if k != "nixl"),
+                    allocator=allocator,
+                    sidecars=sidecars,
+                    engine_id=engine_id,
                 )
             )
-        expanded.append(tuple(processes))
     return tuple(expanded)
+
+
+def _expand_endpoint(
+    recipe: Recipe,
+    *,
+    role: ResolvedRole,
+    engine: Engine,
+    endpoint: Endpoint,
+    allocator: PortAllocator,
+    sidecars: bool,
+    engine_id: int,
+) -> tuple[WorkerProcess, ...]:
+    leader = endpoint.leader
+    shared: dict[str, int] = {}
+    if endpoint.role == "prefill":
+        shared["bootstrap"] = allocator.take("bootstrap", leader)
+    total = sum(len(g) for g in endpoint.gpus)
+    nixl_block = 1
+    is_vllm_dp = isinstance(engine, VLLMBackend) and data_parallel(dict(role.config.args)) > 1
+    if is_vllm_dp:
+        _, nixl_block = _vllm_blocks(role, len(endpoint.gpus[0]), total)
+        shared["nixl"] = allocator.take("nixl", leader, nixl_block)
+        shared["dp_rpc"] = allocator.take("dp_rpc", leader)
+    processes: list[WorkerProcess] = []
+    for rank, (node, gpus) in enumerate(zip(endpoint.nodes, endpoint.gpus, strict=True)):
+        ports: dict[str, int] = {"sys": allocator.take("sys", node)}
+        if rank == 0:
+            ports["http"] = allocator.take("http", node)
+        kv_block = _vllm_blocks(role, len(gpus), total)[0] if is_vllm_dp else 1
+        ports["kv_events"] = allocator.take("kv_events", node, kv_block)
+        if not is_vllm_dp:
+            ports["nixl"] = allocator.take("nixl", node)
+        wanted = {**role.config.env, **recipe.environment}
+        if wanted.get("DYN_CONNECTOR") == "kvbm":
+            ports["kvbm_zmq"] = allocator.take("kvbm_zmq", node)
+        if sidecars and rank == 0:
+            # Only the leader exposes native gRPC and runs the sidecar (§4.1).
+            ports["sidecar_grpc"] = allocator.take("sidecar_grpc", node)
+        ports.update(shared)
+        ports.update(_engine_ports(engine, allocator, node, rank, len(endpoint.nodes)))
+        if rank == 0 and len(endpoint.nodes) > 1 and engine_count(engine) > 1:
+            # Every engine of a multi-node worker has its own torch.distributed store port
+            # (job-wide counter, so two workers never meet on one host, local launcher included).
+            ports["master_port"] = allocator.take("trtllm_dist_init", node)
+        processes.append(
+            WorkerProcess(
+                endpoint=endpoint,
+                node=node,
+                node_rank=rank,
+                gpus=gpus,
+                ports=ports,
+                shared=tuple(k for k in shared if k != "nixl"),
+                engine=engine_id,
+            )
+        )
+    return tuple(processes)
 
 
 def _engine_ports(

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
-from srt_planner._recipe import ResolvedRole, engine_of, resolve_roles
+from srt_planner._recipe import Engine, ResolvedRole, engine_of, resolve_roles
 from srt_planner.context import PlanContext
 from srt_planner.discovery import discovery_env, kvbm_env, mooncake_env, otel_env
 from srt_planner.engines import EngineCommand, WorkerProcess, WorkerRequest, build_engine_command
+from srt_planner.engines.failover import worker_dir
 from srt_planner.env import layer_env, template_node_env
 from srt_planner.plan import GeneratedFile, HttpProbe, ProcessSpec, RestartSpec
 from srt_planner.preamble import needs_root, step_preamble
 from srt_planner.profiling import profile_for, profiling_env, worker_nsys_prefix
 from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
-from srt_schema.recipe import RestartPolicy, TRTLLMBackend
+from srt_schema.recipe import RestartPolicy, TRTLLMBackend, VLLMBackend
 
 __all__ = ["build_workers", "restart_spec"]
 
@@ -72,6 +74,14 @@ def _worker_env(
             {**role.config.env, **ctx.recipe.environment},
         ),
     )
+
+
+def _failover_preamble(ctx: PlanContext, engine: Engine, proc: WorkerProcess) -> tuple[str, ...]:
+    """Failover engines create their worker's shared directory (GMS sockets, election lock)."""
+    if not isinstance(engine, VLLMBackend) or engine.failover is None:
+        return ()
+    directory = worker_dir(engine.failover, ctx.job_id, proc.endpoint.role, proc.endpoint.index)
+    return (f"mkdir -p {shlex.quote(directory)}",)
 
 
 def _fatal_patterns(ctx: PlanContext, command: EngineCommand) -> tuple[str, ...]:
@@ -166,9 +176,11 @@ def build_workers(
                 dynamo=ctx.dynamo_workers,
             )
             argv = (*nsys, *command.argv)
-            name = f"{role.name}_{endpoint.index}_{proc.node}"
-            log = f"{proc.node}_{role.name}_w{endpoint.index}.out"
-            preamble = step_preamble(ctx, install=True)
+            primary = f"{role.name}_{endpoint.index}_{proc.node}"
+            suffix = f"_e{proc.engine}" if proc.engine else ""
+            name = f"{primary}{suffix}"
+            log = f"{proc.node}_{role.name}_w{endpoint.index}{suffix}.out"
+            preamble = step_preamble(ctx, install=True) + _failover_preamble(ctx, engine, proc)
             base = SrunStep(
                 step_name=name,
                 nodes=(proc.node,),
@@ -225,6 +237,8 @@ def build_workers(
                     profile=profile_for(
                         ctx.recipe, role.name, endpoint.index, proc.node_rank, ctx.in_log_dir
                     ),
+                    engine=proc.engine,
+                    shares_gpus_with=primary if proc.engine else None,
                 )
             )
     return specs, list(files.values())

@@ -25,6 +25,8 @@ class WorkerProcess(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ports: dict[str, int]
     #: Ports of the endpoint (bootstrap, DP rpc...) that only the leader binds; followers use them.
     shared: tuple[str, ...] = ()
+    #: 0 for the serving engine, k >= 1 for vLLM shadow engine k on the same GPUs (failover).
+    engine: int = 0
 
     @property
     def bound_ports(self) -> dict[str, int]:

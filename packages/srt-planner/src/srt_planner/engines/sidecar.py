@@ -40,8 +40,8 @@ def coupled_launch(
     """``bash -c <script>`` running ``engine`` and ``sidecar`` with a shared lifecycle.
 
     The script starts the engine, waits up to ``startup_timeout`` seconds for its gRPC port
-    (failing early when the engine exits first), starts the sidecar, then waits for the first
-    of the two to exit, stops the other and exits non-zero (a sidecar pair never ends cleanly
+    (failing early when the engine exits first), starts the sidecar, then polls (1 s) until
+    one of the two exits, stops the other and exits non-zero (a sidecar pair never ends cleanly
     on its own). SIGTERM stops both.
     """
     script = "\n".join(
@@ -69,7 +69,14 @@ def coupled_launch(
             "done",
             f"{shlex.join(sidecar)} &",
             "sidecar_pid=$!",
-            'wait -n "$engine_pid" "$sidecar_pid"; status=$?',
+            # Poll rather than ``wait -n``: bash's ``wait -n`` misses a child that exited
+            # before it was called.
+            'while kill -0 "$engine_pid" 2>/dev/null && kill -0 "$sidecar_pid" 2>/dev/null; do',
+            "  sleep 1",
+            "done",
+            "for pid in $engine_pid $sidecar_pid; do",
+            '  if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; status=$?; break; fi',
+            "done",
             'echo "srt: engine or sidecar exited (status $status); stopping the other" >&2',
             "stop_both",
             "exit $((status == 0 ? 1 : status))",

@@ -7,9 +7,15 @@ from typing import Any
 
 from srt_planner.engines._flags import flags_from_args
 from srt_planner.engines.base import EngineCommand, WorkerRequest, kv_events_config, role_args
+from srt_planner.engines.failover import failover_env, worker_dir
 from srt_schema.recipe import VLLMBackend
 
-__all__ = ["build_vllm", "connector_config", "data_parallel", "replica_size"]
+__all__ = [
+    "build_vllm",
+    "connector_config",
+    "data_parallel",
+    "replica_size",
+]
 
 _CONNECTORS: dict[str, dict[str, str]] = {
     "nixl": {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
@@ -89,7 +95,9 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
     )
     if transfer is not None:
         argv += ["--kv-transfer-config", transfer]
-    mask = engine.set_visible_devices
+    failover = engine.failover
+    # Failover engines and the gms service must agree on "device k": all of them get the mask.
+    mask = engine.set_visible_devices or failover is not None
     if not mask:
         argv += ["--device-ids", ",".join(str(g) for g in proc.gpus)]
     dp = data_parallel(args)
@@ -106,11 +114,18 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
     elif multi:
         argv += ["--master-addr", leader_ip, "--nnodes", str(len(request.siblings))]
         argv += ["--node-rank", str(proc.node_rank)]
+        if failover is not None:
+            owned = (*owned, "master-port")
+            argv += ["--master-port", str(request.leader.ports["master_port"])]
         if not proc.is_leader:
             argv.append("--headless")
+    if failover is not None:
+        owned = (*owned, "load-format")
+        argv += ["--load-format", "gms", "--gms-shadow-mode"]
     if ctx.dynamo_workers:
         argv += ["--request-plane", ctx.recipe.dynamo.request_plane]
-        argv += ["--dump-config-to", f"{ctx.in_log_dir}/{proc.node}_config.json"]
+        suffix = f"_e{proc.engine}" if proc.engine else ""
+        argv += ["--dump-config-to", f"{ctx.in_log_dir}/{proc.node}_config{suffix}.json"]
     events = kv_events_config(role, proc.ports["kv_events"], vllm=True)
     if events is not None:
         argv += ["--kv-events-config", events]
@@ -121,5 +136,8 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
         "VLLM_NIXL_SIDE_CHANNEL_HOST": ctx.address(proc.node),
         "VLLM_PORT": str(proc.ports["vllm_port"]),
     }
+    if failover is not None:
+        directory = worker_dir(failover, ctx.job_id, role.name, proc.endpoint.index)
+        env.update(failover_env(directory, proc.engine))
     unset = ("VLLM_PORT",) if multi else ()
     return EngineCommand(argv=tuple(argv), env=env, wants_mask=mask, env_unset=unset)
