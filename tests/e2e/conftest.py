@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,10 @@ from types import FrameType
 import pytest
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "support"))  # `e2e_jobs` under --import-mode=importlib
+
+from e2e_jobs import SrtOnSlurm  # noqa: E402
+
 REPO = HERE.parents[1]
 LAB = REPO / "tools" / "slurm-lab"
 LOCK_DIR = Path("/tmp/slurmlab")
@@ -63,6 +68,8 @@ REQUIRED_FILES: Mapping[str, str] = {
     "/usr/sbin/ip": "iproute2",
     "/usr/bin/nsenter": "util-linux",
     "/usr/bin/unshare": "util-linux",
+    # srun --mpi=pmix (every worker and Dynamo frontend step) loads libpmix.so from here
+    "/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so": "libpmix-dev",
 }
 
 
@@ -324,6 +331,53 @@ def slurm_cluster(request: pytest.FixtureRequest) -> Iterator[SlurmCluster]:
     finally:
         fcntl.flock(lock_fd, fcntl.LOCK_UN)
         os.close(lock_fd)
+
+
+@pytest.fixture(scope="session")
+def srt_session(
+    slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory
+) -> SrtOnSlurm:
+    """srtctl configured for this session's cluster: a generated srtslurm.yaml and output
+    folder in a temporary folder (every node shares this machine's filesystem)."""
+    return SrtOnSlurm.create(
+        slurm_conf=slurm_cluster.slurm_conf,
+        partition=slurm_cluster.partition,
+        nodes=slurm_cluster.nodes,
+        gpus_per_node=slurm_cluster.gpus_per_node,
+        workdir=tmp_path_factory.mktemp("srt"),
+    )
+
+
+SRT_KEY = pytest.StashKey[SrtOnSlurm]()
+
+
+@pytest.fixture
+def srt(srt_session: SrtOnSlurm, request: pytest.FixtureRequest) -> Iterator[SrtOnSlurm]:
+    """``srt_session`` for one test: remembers the jobs the test submits, so that a failing test
+    reports each job's diagnosis and log tails, and cancels any job the test left queued."""
+    srt = SrtOnSlurm(
+        slurm_conf=srt_session.slurm_conf,
+        config_path=srt_session.config_path,
+        output_dir=srt_session.output_dir,
+        pmix_dir=srt_session.pmix_dir,
+        nodes=srt_session.nodes,
+    )
+    request.node.stash[SRT_KEY] = srt
+    yield srt
+    left = [job.job_id for job in srt.submitted if srt.in_queue(job.job_id)]
+    if left:
+        srt.run(["scancel", *left])
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    srt = item.stash.get(SRT_KEY, None)
+    if srt is None or report.when != "call" or not report.failed:
+        return
+    for job in srt.submitted:
+        report.sections.append((f"srt job {job.job_id}", srt.diagnose(job)))
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
