@@ -366,13 +366,13 @@ def test_logs_of_one_process(invoke: Invoke, base: Path, no_slurm: dict[str, str
     log.write_text("".join(f"line {i}\n" for i in range(1, 301)) + "partial")
     result = invoke("logs", "4242", "--process", "agg_1_node-01", "--lines", "3", env=no_slurm)
     assert result.exit_code == 0, result.output
-    assert result.stdout == "line 298\nline 299\nline 300\n"
+    assert result.stdout == "line 299\nline 300\npartial\n"
     as_json = invoke("logs", "4242", "-p", "agg_1_node-01", "-n", "2", "--json", env=no_slurm)
     assert json.loads(as_json.stdout) == {
         "job_id": "4242",
         "process": "agg_1_node-01",
         "path": str(log),
-        "lines": ["line 299", "line 300"],
+        "lines": ["line 300", "partial"],
     }
     by_file = invoke("logs", "4242", "-p", "sweep_4242.log", env=no_slurm)
     assert by_file.exit_code == 0

@@ -188,6 +188,7 @@ job_dir = Path(sys.argv[1])
 log = job_dir / "logs" / "benchmark.out"
 time.sleep(0.5)
 with log.open("a") as out:
+    out.write("line\\n")
     for i in range(1, 6):
         out.write(f"request batch {i}\\n")
         out.flush()
@@ -201,7 +202,7 @@ def test_logs_follow_prints_a_growing_log_until_the_job_ends() -> None:
     job_dir = Path.cwd() / "outputs" / JOB
     (job_dir / "logs").mkdir(parents=True)
     FileStatusSink(job_dir, JOB, SystemClock()).emit("benchmark", "running")
-    (job_dir / "logs" / "benchmark.out").write_text("")  # the runtime opens it at start
+    (job_dir / "logs" / "benchmark.out").write_text("before follow\nhalf a ")
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(job_dir)])
     follow = subprocess.Popen(
         [*SRTCTL, "logs", JOB, "--process", "benchmark.out", "--follow"],
@@ -211,9 +212,9 @@ def test_logs_follow_prints_a_growing_log_until_the_job_ends() -> None:
     )
     try:
         assert follow.stdout is not None
-        first = follow.stdout.readline()
-        # The first line arrives while the writer is still writing: it is followed, not read
-        # once at the end.
+        first = [follow.stdout.readline() for _ in range(3)]
+        # "request batch 1" arrives while the writer is still writing: the log is followed, not
+        # read once at the end.
         writing = writer.poll() is None
         rest, stderr = follow.communicate(timeout=60)
     finally:
@@ -223,6 +224,7 @@ def test_logs_follow_prints_a_growing_log_until_the_job_ends() -> None:
             follow.wait()
     assert follow.returncode == 0, stderr
     assert writing
-    assert first + rest == "".join(
-        [*(f"request batch {i}\n" for i in range(1, 6)), "tail without newline\n"]
+    assert first == ["before follow\n", "half a line\n", "request batch 1\n"]
+    assert rest == "".join(
+        [*(f"request batch {i}\n" for i in range(2, 6)), "tail without newline\n"]
     )

@@ -101,7 +101,7 @@ def command(
     path = resolve_process_log(log_dir, entries, process)
     if not path.is_file() and not follow:
         raise CliUsageError(f"{path}: no such log yet ({process} has not written it)")
-    tail, offset = read_tail(path, lines)
+    tail, offset = read_tail(path, lines, partial=not follow)
     if as_json:
         record = {"job_id": ref.job_id, "process": process, "path": str(path), "lines": tail}
         click.echo(json.dumps(record))
@@ -217,8 +217,12 @@ def resolve_process_log(log_dir: Path, entries: list[LogEntry], name: str) -> Pa
     return path
 
 
-def read_tail(path: Path, count: int) -> tuple[list[str], int]:
-    """The last ``count`` complete lines of ``path`` and the offset just after them."""
+def read_tail(path: Path, count: int, *, partial: bool) -> tuple[list[str], int]:
+    """The last ``count`` lines of ``path`` and the offset just after them.
+
+    A last line without its newline yet counts only with ``partial`` (``--follow`` leaves it for
+    when it is complete).
+    """
     try:
         handle = path.open("rb")
     except FileNotFoundError:
@@ -231,10 +235,10 @@ def read_tail(path: Path, count: int) -> tuple[list[str], int]:
             start = max(0, start - _BLOCK)
             handle.seek(start)
             data = handle.read(end - start)
-    complete = data[: data.rfind(b"\n") + 1]
-    offset = start + len(complete)
-    lines = complete.decode(errors="replace").splitlines()
-    return (lines[-count:] if count else []), offset
+    if not partial:
+        data = data[: data.rfind(b"\n") + 1]
+    lines = data.decode(errors="replace").splitlines()
+    return (lines[-count:] if count else []), start + len(data)
 
 
 def _job_ended(edge: Edge, ref: JobRef, job_dir: Path, polls: int) -> bool:
