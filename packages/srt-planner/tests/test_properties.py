@@ -45,7 +45,11 @@ def _case(draw: st.DrawFn) -> tuple[dict[str, Any], ClusterConfig]:
             "enable_multiple_frontends": draw(st.booleans()),
             "num_additional_frontends": draw(st.integers(min_value=0, max_value=3)),
         },
-        "dynamo": {"request_plane": draw(st.sampled_from(["tcp", "nats"]))},
+        "dynamo": {
+            "request_plane": draw(st.sampled_from(["tcp", "nats"])),
+            # Dynamo sidecar mode (SGLang): one loopback gRPC port per endpoint leader.
+            "sidecar": engine == "sglang" and frontend == "dynamo" and draw(st.booleans()),
+        },
         "benchmark": {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
     }
     if draw(st.booleans()):
