@@ -63,7 +63,9 @@ class Supervisor:
         self._tailer.start()
         for spec in plan.processes:
             if spec.restart.policy != "never" and not is_oneshot(spec):
-                key = f"{spec.role}_{spec.index}"
+                # The restart unit is (role, index, engine): a vLLM shadow engine restarts
+                # on its own, never with its serving engine (planner-and-runtime.md §5.5).
+                key = f"{spec.role}_{spec.index}" + (f"_e{spec.engine}" if spec.engine else "")
                 self._endpoints.setdefault(key, Endpoint(key=key, specs=[])).specs.append(spec)
                 self.restarts.track(key, spec.restart)
 
