@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -204,24 +205,34 @@ def test_logs_follow_prints_a_growing_log_until_the_job_ends() -> None:
     FileStatusSink(job_dir, JOB, SystemClock()).emit("benchmark", "running")
     (job_dir / "logs" / "benchmark.out").write_text("before follow\nhalf a ")
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(job_dir)])
-    follow = subprocess.Popen(
-        [*SRTCTL, "logs", JOB, "--process", "benchmark.out", "--follow"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    errors = job_dir.parent / "follow.err"
+    with errors.open("w") as err:
+        follow = subprocess.Popen(
+            [*SRTCTL, "logs", JOB, "--process", "benchmark.out", "--follow"],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+    # A hung follow is killed, so the reads below end and the test fails instead of hanging.
+    guard = threading.Timer(60, follow.kill)
+    guard.start()
     try:
         assert follow.stdout is not None
         first = [follow.stdout.readline() for _ in range(3)]
         # "request batch 1" arrives while the writer is still writing: the log is followed, not
         # read once at the end.
         writing = writer.poll() is None
-        rest, stderr = follow.communicate(timeout=60)
+        rest = follow.stdout.read()
+        follow.wait(timeout=60)
     finally:
+        guard.cancel()
         writer.wait(timeout=60)
         if follow.poll() is None:
             follow.kill()
             follow.wait()
+        assert follow.stdout is not None
+        follow.stdout.close()
+    stderr = errors.read_text()
     assert follow.returncode == 0, stderr
     assert writing
     assert first == ["before follow\n", "half a line\n", "request batch 1\n"]
