@@ -436,10 +436,10 @@ def test_cancel_a_slurm_job(invoke: Invoke, slurm: dict[str, Any]) -> None:
         "job_id": "4242",
         "kind": "slurm",
         "cancelled": True,
-        "how": f"{FAKES / 'scancel'} 4242",
+        "how": f"{FAKES / 'scancel'} --verbose 4242",
         "message": "cancelled Slurm job 4242 (scancel)",
     }
-    assert calls(slurm, "scancel") == [["4242"]]
+    assert calls(slurm, "scancel") == [["--verbose", "4242"]]
     left = json.loads(Path(slurm["FAKE_SLURM_DIR"], "jobs.json").read_text())
     assert [j["id"] for j in left] == ["4243"]
 
@@ -464,7 +464,8 @@ def test_cancel_shows_the_scancel_error_verbatim(invoke: Invoke, slurm: dict[str
     result = invoke("cancel", "4242", env=slurm)
     assert result.exit_code == 4
     assert result.stderr == (
-        f"error: `{FAKES / 'scancel'} 4242` failed (exit 1):\n"
+        f"error: `{FAKES / 'scancel'} --verbose 4242` failed (exit 0):\n"
+        "scancel: Terminating job 4242\n"
         "scancel: error: Kill job error on job id 4242: Invalid job id specified\n"
     )
 

@@ -64,15 +64,17 @@ def _cancel_slurm(edge: Edge, job_id: str) -> dict[str, Any]:
     exe = shutil.which("scancel", path=edge.environ.get("PATH"))
     if exe is None:
         raise SlurmError("scancel is not on PATH; run srtctl cancel on a Slurm login node")
-    command = [exe, job_id]
+    # Slurm 22.05's scancel exits 0 for an unknown or finished job and says why only with
+    # --verbose (`scancel: error: Kill job error on job id 4242: Invalid job id specified`).
+    command = [exe, "--verbose", job_id]
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, env=edge.environ, timeout=60, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SlurmError(f"`{shlex.join(command)}` failed: {exc}") from exc
-    if done.returncode != 0:
-        said = (done.stderr + done.stdout).rstrip("\n")
+    said = (done.stderr + done.stdout).rstrip("\n")
+    if done.returncode != 0 or "error:" in said:
         raise SlurmError(f"`{shlex.join(command)}` failed (exit {done.returncode}):\n{said}")
     return {
         "job_id": job_id,

@@ -64,7 +64,8 @@ def _number(value: Any) -> str:
 def _slurm_line(summary: Mapping[str, Any]) -> str | None:
     row = summary["slurm"]
     if row is not None:
-        where = f"{row['nodes']} node(s), {row['reason']}" if row["reason"] else row["nodes"]
+        reason = row["reason"].strip("()")  # squeue's %R puts a pending reason in parentheses
+        where = f"{row['nodes']} node(s), {reason}" if reason else f"{row['nodes']} node(s)"
         text = f"{row['state']} {row['elapsed']} of {row['time_limit']} ({where})"
         return text if row["source"] == "squeue" else f"{text}, from sacct"
     note = summary["slurm_note"]
