@@ -294,11 +294,18 @@ def test_status_of_a_job_slurm_forgot(invoke: Invoke, base: Path, slurm: dict[st
 
 
 def test_status_of_a_job_with_no_folder(invoke: Invoke, base: Path, slurm: dict[str, Any]) -> None:
-    set_jobs(slurm, job_row("77", state="PENDING"))
+    set_jobs(slurm, {**job_row("77", state="PENDING"), "elapsed": "0:00", "reason": "(Priority)"})
     pending = invoke("status", "77", "--json", env=slurm)
     assert pending.exit_code == 0, pending.output
     doc = json.loads(pending.stdout)
     assert (doc["exists"], doc["stage"], doc["slurm"]["state"]) == (False, None, "PENDING")
+    assert invoke("status", "77", env=slurm).stdout == (
+        f"job 77 (agg): {base / '77'}\n"
+        "  folder:     missing (the job has not started writing it, or use -o)\n"
+        "  slurm:      PENDING 0:00 of 1:00:00 (1 node(s), Priority)\n"
+        "  stage:      not started (no status.json yet)\n"
+        "  benchmark:  waiting\n"
+    )
     unknown = invoke("status", "78", env=slurm)
     assert unknown.exit_code == 2
     assert unknown.stderr == (

@@ -399,11 +399,13 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         ready, total = count_ready_workers(plan, messages)
         workers = {"ready": ready, "total": total}
     seen = {e.stage for e in read_events(job_dir)} if exists else set()
-    name = plan.job_name if plan is not None else (metadata or {}).get("job_name")
     dashboard = _first_existing(
         job_dir / "perf_dashboard.html", job_dir / "logs" / "perf_dashboard.html"
     )
     row = slurm.rows[0] if slurm is not None and slurm.rows else None
+    name = plan.job_name if plan is not None else (metadata or {}).get("job_name")
+    if name is None and row is not None:
+        name = row.name
     live = exists and not is_final(status)
     return {
         "job_id": ref.job_id,
