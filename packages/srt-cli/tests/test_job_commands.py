@@ -166,6 +166,7 @@ def test_status_of_a_finished_job_shows_results(
     invoke: Invoke, base: Path, no_slurm: dict[str, str]
 ) -> None:
     job_dir = build_job(base, "4242", events=FINISHED, log_lines=HEALTHY, rollup=True)
+    (job_dir / "logs" / "benchmark.out").write_text(f"[srt-bench] rollup: {job_dir}/logs\n")
     result = invoke("status", "4242", env=no_slurm)
     assert result.exit_code == 0, result.output
     assert result.stdout == (

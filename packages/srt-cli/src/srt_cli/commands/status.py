@@ -119,7 +119,8 @@ def render_summary(summary: Mapping[str, Any]) -> str:
     if workers is not None and workers["total"]:
         lines.append(f"  workers:    {workers['ready']}/{workers['total']} ready")
     progress = summary["benchmark_progress"]
-    detail = f" (last: {progress})" if progress else ""
+    running = summary["benchmark"] in ("running", "post-eval")
+    detail = f" (last: {progress})" if progress and running else ""
     lines.append(f"  benchmark:  {summary['benchmark']}{detail}")
     if summary["results"]:
         lines.append("  results:")
