@@ -272,7 +272,8 @@ def _read_dict(path: Path) -> dict[str, Any] | None:
 
 
 def is_final(status: StatusEvent | None) -> bool:
-    """The runtime's last event: ``cleanup`` with ``completed`` or ``failed``."""
+    """The runtime's last event: ``cleanup`` with any status but ``running`` (completed, failed,
+    cancelled)."""
     return status is not None and status.stage == "cleanup" and status.status != "running"
 
 
