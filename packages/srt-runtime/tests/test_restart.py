@@ -259,3 +259,27 @@ def test_a_relaunch_that_cannot_start_is_recorded_and_fails_a_critical_run(
         f"  reason: relaunch of decode_0 failed: cannot start process 'decode_0_r1' on node-01: "
         f"'{engine}': No such file or directory"
     ) in run.diagnosis
+
+
+def test_a_shadow_engine_is_its_own_restart_unit(job_dir: Path) -> None:
+    """A vLLM shadow engine (engine 1) restarts on its own; its serving engine keeps running."""
+    restart = RestartSpec(policy="on-failure", max_restarts=1, backoff_seconds=5)
+    job_plan = plan(
+        spec("decode_0", fake("forever"), role="decode", restart=restart),
+        spec("decode_0_e1", fake("exit", 3), role="decode", restart=restart, engine=1),
+        spec(
+            "benchmark",
+            fake(*awaits(sweep_log(job_dir), "decode_0_e1: restart budget spent", 1)),
+            kind="benchmark",
+            phase="benchmark",
+        ),
+    )
+
+    run = execute(job_plan, job_dir, clock=FakeClock())
+
+    doc = _restarts(job_dir)
+    assert sorted(doc["endpoints"]) == ["decode_0", "decode_0_e1"]
+    assert doc["endpoints"]["decode_0"]["restarts"] == 0
+    assert doc["endpoints"]["decode_0_e1"]["restarts"] == 1
+    assert {(e["mode"], e["index"], e["engine"]) for e in doc["events"]} == {("decode", 0, "1")}
+    assert run.failure is not None and "decode_0_e1" in run.failure.what

@@ -71,6 +71,12 @@ class RestartEvent(msgspec.Struct, kw_only=True):
     engine: str | None = None
     reason: str | None = None
 
+    @property
+    def unit(self) -> str:
+        """The restart unit (``decode_0``, or ``decode_0_e1`` for a vLLM shadow engine)."""
+        base = f"{self.mode}_{self.index}"
+        return f"{base}_e{self.engine}" if self.engine else base
+
 
 class RestartsDocument(msgspec.Struct, kw_only=True):
     total_restarts: int = 0
@@ -94,7 +100,7 @@ class RestartBook:
 
     def add(self, event: RestartEvent) -> RestartEvent:
         self.doc.events.append(event)
-        record = self.doc.endpoints[f"{event.mode}_{event.index}"]
+        record = self.doc.endpoints[event.unit]
         if event.outcome == "exhausted":
             record.exhausted = True
         self.write()
@@ -103,7 +109,7 @@ class RestartBook:
     def relaunched(self, event: RestartEvent, at: str) -> None:
         event.outcome = "relaunched"
         event.relaunched_at = at
-        self.doc.endpoints[f"{event.mode}_{event.index}"].restarts += 1
+        self.doc.endpoints[event.unit].restarts += 1
         self.doc.total_restarts += 1
         self.write()
 

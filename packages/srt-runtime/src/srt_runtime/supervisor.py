@@ -32,6 +32,13 @@ __all__ = ["Supervisor"]
 _WAKE_SECONDS = 0.1
 
 
+def restart_unit(spec: ProcessSpec) -> str:
+    """The key a process restarts under: (role, index, engine), so a vLLM shadow engine restarts
+    on its own, never together with its serving engine (planner-and-runtime.md §5.5)."""
+    base = f"{spec.role}_{spec.index}"
+    return f"{base}_e{spec.engine}" if spec.engine else base
+
+
 class Supervisor:
     """Owns every process of one run and decides what their exits mean."""
 
@@ -63,9 +70,7 @@ class Supervisor:
         self._tailer.start()
         for spec in plan.processes:
             if spec.restart.policy != "never" and not is_oneshot(spec):
-                # The restart unit is (role, index, engine): a vLLM shadow engine restarts
-                # on its own, never with its serving engine (planner-and-runtime.md §5.5).
-                key = f"{spec.role}_{spec.index}" + (f"_e{spec.engine}" if spec.engine else "")
+                key = restart_unit(spec)
                 self._endpoints.setdefault(key, Endpoint(key=key, specs=[])).specs.append(spec)
                 self.restarts.track(key, spec.restart)
 
@@ -227,7 +232,7 @@ class Supervisor:
 
     def _endpoint_of(self, proc: Proc) -> Endpoint | None:
         return (
-            self._endpoints.get(f"{proc.base.role}_{proc.base.index}")
+            self._endpoints.get(restart_unit(proc.base))
             if (proc.base.restart.policy != "never" and not is_oneshot(proc.base))
             else None
         )
@@ -248,6 +253,7 @@ class Supervisor:
             outcome="scheduled",
             crash_log=str(proc.log_path),
             reason=line,
+            engine=str(proc.base.engine) if proc.base.engine else None,
         )
         if decision == "release":
             return False
