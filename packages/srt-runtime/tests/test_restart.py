@@ -282,4 +282,4 @@ def test_a_shadow_engine_is_its_own_restart_unit(job_dir: Path) -> None:
     assert doc["endpoints"]["decode_0"]["restarts"] == 0
     assert doc["endpoints"]["decode_0_e1"]["restarts"] == 1
     assert {(e["mode"], e["index"], e["engine"]) for e in doc["events"]} == {("decode", 0, "1")}
-    assert run.failure is not None and "decode_0_e1" in run.failure.what
+    assert run.exit_code == 1 and "what:   decode_0_e1_r1" in run.diagnosis
