@@ -1,6 +1,6 @@
 """Scenario 1: a real ``srtctl apply`` of an aggregated Dynamo mocker job on one node of the
-slurm-lab cluster, then the job folder: plan, logs, lockfile, status events and a rollup with
-throughput at every concurrency."""
+slurm-lab cluster, then the job folder: plan, logs, lockfile, status events, host setup and
+teardown, and a rollup with throughput at every concurrency."""
 
 from __future__ import annotations
 
@@ -10,10 +10,14 @@ import yaml
 from e2e_jobs import RECIPES
 
 
-def test_aggregated_mocker_job_benchmarks_two_concurrencies(srt) -> None:
-    job = srt.apply_one(RECIPES / "agg.yaml")
+def test_aggregated_mocker_job_benchmarks_two_concurrencies(srt, tmp_path) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    job = srt.apply_one(RECIPES / "agg.yaml", env={"E2E_MARKERS": str(markers)})
     status = srt.wait(job)
     assert (status["status"], status["exit_code"]) == ("completed", 0)
+    assert sorted(p.name for p in markers.iterdir()) == ["setup.node1", "teardown.node1"]
+    assert "host teardown host_teardown_node1 on node1 done" in srt.sweep_log(job)
 
     plan = json.loads((job.job_dir / "plan.json").read_text())
     assert plan["job_id"] == job.job_id

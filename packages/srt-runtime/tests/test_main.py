@@ -118,7 +118,7 @@ def test_sigterm_stops_the_run_cleans_up_and_exits_1(job_dir: Path, trace: Path)
     assert sorted(lines[:4]) == ["agg_0 start", "agg_0 term", "benchmark start", "benchmark term"]
     assert lines[4:] == ["teardown start"]
     status = json.loads((job_dir / "status.json").read_text())
-    assert (status["status"], status["exit_code"]) == ("failed", 1)
+    assert (status["status"], status["exit_code"]) == ("cancelled", 1)
 
 
 def test_a_plan_that_does_not_decode_is_named(job_dir: Path) -> None:

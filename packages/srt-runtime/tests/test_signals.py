@@ -114,7 +114,7 @@ def test_a_stop_during_each_stage_cleans_up_and_exits_1(
     ]
     stages = [s for s, _ in run.stages]
     assert stages[-3:] == [stage, "cleanup", "cleanup"]
-    assert run.stages[-1] == ("cleanup", "failed")
+    assert run.stages[-1] == ("cleanup", "cancelled")
     lines = read_trace(trace)
     assert lines[-1] == "teardown start"
     started = {line.split()[0] for line in lines if line.endswith(" start")} - {"teardown"}

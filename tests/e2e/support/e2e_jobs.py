@@ -111,13 +111,17 @@ class SrtOnSlurm:
             check=False,
         )
 
-    def apply(self, recipe: Path, *args: str) -> list[Submission]:
+    def apply(
+        self, recipe: Path, *args: str, env: Mapping[str, str] | None = None
+    ) -> list[Submission]:
         """``srtctl apply -y --json -f recipe args...`` with the tiny-word model (recipes in the
         repository cannot hold its absolute path); every job it reports as submitted."""
         srtctl = Path(sys.executable).parent / "srtctl"
         model = f"model.path={MODEL}"
         cmd = [str(srtctl), "apply", "-y", "--json", "-f", str(recipe), "--set", model, *args]
-        proc = self.run(cmd, timeout=120)
+        proc = subprocess.run(
+            cmd, env=self.env(env), capture_output=True, text=True, timeout=120, check=False
+        )
         rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
         jobs = [
             Submission(
@@ -136,8 +140,10 @@ class SrtOnSlurm:
             )
         return jobs
 
-    def apply_one(self, recipe: Path, *args: str) -> Submission:
-        jobs = self.apply(recipe, *args)
+    def apply_one(
+        self, recipe: Path, *args: str, env: Mapping[str, str] | None = None
+    ) -> Submission:
+        jobs = self.apply(recipe, *args, env=env)
         if len(jobs) != 1:
             raise E2EJobError(f"{recipe} submitted {len(jobs)} jobs, expected one")
         return jobs[0]
@@ -210,6 +216,18 @@ class SrtOnSlurm:
             raise E2EJobError(f"job {job.job_id}: {len(found)} processes match {needle!r}")
         return found[0]
 
+    def find_step_task(self, job: Submission, step_name: str) -> int:
+        """The PID of the task that srun step ``step_name`` of the job runs (Slurm sets the
+        step's name as ``SLURM_JOB_NAME`` in its tasks; the task's parent is slurmstepd)."""
+        found = [
+            pid
+            for pid, _, env in self._job_processes(job.job_id)
+            if env.get("SLURM_JOB_NAME") == step_name and _parent_name(pid) == "slurmstepd"
+        ]
+        if len(found) != 1:
+            raise E2EJobError(f"job {job.job_id}: {len(found)} tasks of step {step_name!r}")
+        return found[0]
+
     def kill(self, pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
@@ -254,3 +272,11 @@ class SrtOnSlurm:
             tail = "\n".join(f"  | {line}" for line in lines[-LOG_TAIL_LINES:])
             out.append(f"--- {path.relative_to(job.job_dir)} (last {LOG_TAIL_LINES} lines)\n{tail}")
         return "\n".join(out)
+
+
+def _parent_name(pid: int) -> str:
+    try:
+        ppid = int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        return (Path("/proc") / str(ppid) / "comm").read_text().strip()
+    except (OSError, IndexError, ValueError):
+        return ""

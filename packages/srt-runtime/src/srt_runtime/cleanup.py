@@ -1,4 +1,4 @@
-"""Stopping everything a run started, in tiers, and the host teardown.
+"""Stopping everything a run started, in tiers (the host teardown is ``teardown.py``).
 
 Tiers: ``stop_tier`` ascending, and within a tier by kind (benchmark, telemetry, frontends and
 proxies, workers, services). Each tier gets SIGTERM in reverse start order without waiting, then
@@ -13,11 +13,10 @@ import signal
 import time
 
 from srt_planner.plan import ProcessKind
-from srt_runtime.errors import SupervisorError
 from srt_runtime.process import Proc
 from srt_runtime.supervisor import Supervisor
 
-__all__ = ["KIND_RANK", "run_teardown", "stop_all"]
+__all__ = ["KIND_RANK", "stop_all"]
 
 KIND_RANK: dict[ProcessKind, int] = {
     "benchmark": 0,
@@ -64,29 +63,3 @@ def stop_all(sup: Supervisor) -> None:
                     )
     for proc in sup.procs:
         proc.handle.release()
-
-
-def run_teardown(sup: Supervisor) -> None:
-    """Run the plan's host teardown steps in parallel; failures are logged, never raised."""
-    started = []
-    for spec in sup.plan.teardown:
-        try:
-            started.append((spec, sup.launcher.start(spec)))
-        except SupervisorError as exc:
-            sup.log.warning("host teardown %s could not start: %s", spec.name, exc)
-    for spec, handle in started:
-        code = handle.wait(spec.timeout_seconds)
-        if code is None:
-            handle.kill()
-            handle.wait(_KILL_WAIT)
-            sup.log.warning(
-                "host teardown %s on %s timed out after %g s",
-                spec.name,
-                spec.nodes[0],
-                spec.timeout_seconds or 0.0,
-            )
-        elif code != 0:
-            sup.log.warning(
-                "host teardown %s on %s exited with code %d", spec.name, spec.nodes[0], code
-            )
-        handle.release()

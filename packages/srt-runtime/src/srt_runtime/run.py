@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 
 from srt_planner.plan import JobPlan
-from srt_runtime.cleanup import run_teardown, stop_all
+from srt_runtime.cleanup import stop_all
 from srt_runtime.clock import Clock
 from srt_runtime.diagnosis import Failure, read_tail, render_diagnosis
 from srt_runtime.errors import AbortError, LaunchError, StageError
@@ -32,10 +32,18 @@ from srt_runtime.stages import (
 )
 from srt_runtime.status import Stage, StatusSink, StatusValue
 from srt_runtime.supervisor import Supervisor
+from srt_runtime.teardown import arm_teardown, run_teardown
 
 __all__ = ["RunResult", "run_job"]
 
 _TAIL_LINES = 30
+_STOPPED = "supervisor"  # Failure.what of a run stopped by SIGTERM/SIGINT
+#: Exit codes of a process that died of SIGTERM: from srun (128 + 15) or a subprocess (-15).
+_SIGTERM_CODES = frozenset({128 + 15, -15})
+
+
+def _ended_with_the_job(failure: Failure | None) -> bool:
+    return failure is not None and failure.exit_code in _SIGTERM_CODES
 
 
 class RunResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -160,6 +168,7 @@ def run_job(
     update_lockfile(job_dir, job_id=plan.job_id, status="running", started_at=iso_utc(clock.wall()))
     code = 1
     armed = bool(group_phase(plan, "host_setup")) or bool(plan.teardown)
+    guards = arm_teardown(sup) if armed else {}
     try:
         write_generated_files(plan, log_dir)
         code = _stages(sup, sink)
@@ -173,12 +182,18 @@ def run_job(
         sink.emit("cleanup", "running")
         stop_all(sup)
         if armed:
-            run_teardown(sup)
+            run_teardown(sup, guards)
         sup.close()
+    if sup.stop_reason is not None and _ended_with_the_job(sup.failure):
+        # scancel and the time limit signal every step and this supervisor at once: a process
+        # that died of that SIGTERM before our handler ran is part of the stop, not its cause.
+        assert sup.failure is not None
+        log.warning("%s: ended by the same stop (%s)", sup.failure.reason, sup.stop_reason)
+        sup.failure = None
     if sup.failure is None and sup.stop_reason is not None:
         sup.fail(
             Failure(
-                what="supervisor",
+                what=_STOPPED,
                 reason=f"stopped: {sup.stop_reason} during stage {interrupted}",
                 detected_at=clock.monotonic(),
             )
@@ -192,7 +207,9 @@ def run_job(
     if shown is not None:
         tail = read_tail(Path(shown.log_path), _TAIL_LINES) if shown.log_path else []
         diagnosis = render_diagnosis(shown, tail)
-    status = "completed" if code == 0 else "failed"
+    status: StatusValue = "completed" if code == 0 else "failed"
+    if sup.stop_reason is not None and sup.failure is not None and sup.failure.what == _STOPPED:
+        status = "cancelled"
     update_lockfile(
         job_dir,
         job_id=plan.job_id,
@@ -207,5 +224,5 @@ def run_job(
         # Last, after post-processing, so the diagnosis ends stdout and the sweep log.
         log.error("%s", diagnosis)
     message = sup.failure.reason if sup.failure is not None else ""
-    sink.emit("cleanup", "completed" if code == 0 else "failed", message, code)
+    sink.emit("cleanup", status, message, code)
     return RunResult(exit_code=code, failure=sup.failure, diagnosis=diagnosis)

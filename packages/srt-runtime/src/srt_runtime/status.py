@@ -28,7 +28,8 @@ Stage = Literal[
     "serving",
     "cleanup",
 ]
-StatusValue = Literal["running", "completed", "failed"]
+#: ``cancelled``: the run was stopped by SIGTERM/SIGINT (scancel, time limit, Ctrl-C); exit 1.
+StatusValue = Literal["running", "completed", "failed", "cancelled"]
 
 
 class StatusEvent(msgspec.Struct, frozen=True, kw_only=True):
