@@ -90,6 +90,10 @@ def test_dynamo_gate(server: tuple[str, Routes]) -> None:
                 ]
             },
         )
+        # Every worker registered, but the frontend lists no model yet: not ready.
+        routes["/v1/models"] = (200, {"data": []})
+        assert check_health(gate, client) == (False, f"{url}/v1/models answered 200 with models []")
+        routes["/v1/models"] = (200, {"data": [{"id": "m"}]})
         assert check_health(gate, client)[0] is True
         routes["/health"] = (503, {"instances": []})
         assert check_health(gate, client) == (

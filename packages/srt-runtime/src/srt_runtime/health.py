@@ -74,6 +74,14 @@ def _get_json(client: httpx.Client, url: str) -> tuple[int, object]:
         return response.status_code, None
 
 
+def _models_listed(client: httpx.Client, url: str) -> tuple[bool, str]:
+    models = str(httpx.URL(url).copy_with(path="/v1/models", query=None))
+    status, body = _get_json(client, models)
+    data = body.get("data") if isinstance(body, dict) else None
+    ok = status == 200 and isinstance(data, list) and len(data) > 0
+    return ok, f"{models} answered {status} with models {data!r}"
+
+
 def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
     """One attempt: (ready, what we saw)."""
     url = gate.url
@@ -91,16 +99,16 @@ def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
                     and counts.decode >= gate.expected_decode
                 )
                 seen = f"Have {counts.prefill} prefills and {counts.decode} decodes."
+                if ready and gate.family == "dynamo":
+                    # Workers register before the frontend has loaded their model card: until
+                    # /v1/models lists a model, a request for it gets 404 "Model not found".
+                    return _models_listed(client, url)
                 return ready, f"Model is not ready, {want}. {seen}"
             case "direct":
                 status, _ = _get_json(client, url)
                 if status != 200:
                     return False, f"{url} answered {status}"
-                models = str(httpx.URL(url).copy_with(path="/v1/models", query=None))
-                status, body = _get_json(client, models)
-                data = body.get("data") if isinstance(body, dict) else None
-                ok = status == 200 and isinstance(data, list) and len(data) > 0
-                return ok, f"{models} answered {status} with models {data!r}"
+                return _models_listed(client, url)
             case "trtllm_serve":
                 status = client.get(url, timeout=_REQUEST_TIMEOUT).status_code
                 return status == 200, f"{url} answered {status}"
