@@ -25,6 +25,7 @@ MODEL = REPO / "examples" / "models" / "tiny-word"
 RECIPES = Path(__file__).resolve().parents[1] / "recipes"
 FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 LOG_TAIL_LINES = 25
+GONE_GRACE_S = 5.0  # a job out of squeue has this long to show its final status.json
 
 
 class E2EJobError(Exception):
@@ -165,12 +166,20 @@ class SrtOnSlurm:
     def wait(self, job: Submission, *, timeout: float = 90.0) -> dict[str, Any]:
         """Poll until the job left the queue and ``status.json`` holds a final status."""
         deadline = time.monotonic() + timeout
+        left_queue: float | None = None
         while True:
             status = self.status(job)
             final = status is not None and status.get("status") in FINAL_STATUSES
-            if final and not self.in_queue(job.job_id):
+            queued = self.in_queue(job.job_id)
+            if final and not queued:
                 assert status is not None
                 return status
+            if not queued:
+                left_queue = left_queue or time.monotonic()
+                if time.monotonic() - left_queue > GONE_GRACE_S:
+                    raise E2EJobError(
+                        f"job {job.job_id} left the queue without a final status.json: {status}"
+                    )
             if time.monotonic() > deadline:
                 raise E2EJobError(
                     f"job {job.job_id} not over after {timeout:.0f} s "
