@@ -124,6 +124,25 @@ def test_a_step_is_started_and_signalled_through_scancel(tmp_path: Path, trace: 
     )
 
 
+def test_a_failing_scancel_does_not_abort_the_step_through_its_srun_client(
+    tmp_path: Path, trace: Path
+) -> None:
+    # Slurm 22.05, multi-node job: scancel exits 1 ("Invalid job id specified" from the nodes
+    # without the step) although the step was signalled; SIGTERM to srun would SIGKILL the step.
+    runner = RecordingRunner({"squeue": (0, "77.4 agg_0\n"), "scancel": (1, "")})
+    launcher = SrunLauncher(
+        tmp_path, job_id="77", nodes=("node-01",), srun=str(FAKES / "fake_srun.py"), runner=runner
+    )
+    handle = launcher.start(spec("agg_0", fake("trace", trace, "on-term", "say", "up", "forever")))
+    wait_for_text(tmp_path / "agg_0.out", "up\n")
+    handle.signal(signal.SIGTERM)
+    assert runner.calls[-1] == ("scancel", "--signal=TERM", "--full", "77.4")
+    assert handle.wait(0.5) is None
+    assert read_trace(trace) == ["agg_0 start"]
+    handle.kill()
+    assert handle.wait(10) is not None
+
+
 def test_without_scancel_the_srun_client_is_signalled(tmp_path: Path, trace: Path) -> None:
     launcher = SrunLauncher(
         tmp_path,

@@ -120,7 +120,12 @@ class SrunHandle:
             ("squeue", "--steps", f"--jobs={self._job_id}", "--noheader", "--format=%i %j")
         )
         step_id = parse_steps(out).get(self._step) if code == 0 else None
-        if step_id is not None and self._runner(build_scancel_argv(step_id, sig))[0] == 0:
+        # Once scancel ran, its exit code is not trusted: in a multi-node job Slurm 22.05 asks
+        # every node of the job and fails ("Invalid job id specified") on those without the step,
+        # although the step got the signal. Signalling the srun client instead would abort the
+        # step at once (SIGKILL to its tasks), so a failed scancel is left to the stop grace
+        # and the kill() escalation.
+        if step_id is not None and self._runner(build_scancel_argv(step_id, sig))[0] != 127:
             return
         # No scancel (or the step is not listed yet): signal the srun client directly.
         self._signal_client(sig)
