@@ -45,6 +45,9 @@ def test_a_killed_critical_worker_fails_the_job_at_once_and_leaves_nothing(srt) 
 def test_a_worker_killed_during_the_benchmark_is_relaunched(srt) -> None:
     restart = ("policy=on-failure", "max_restarts=2", "backoff_seconds=1")
     sets = [arg for item in restart for arg in ("--set", f"roles.agg.restart.{item}")]
+    # The requests in flight on the killed worker fail (2-3 at concurrency 2); sa-bench's request
+    # gate fails a phase above 5% failures, so the phase needs more than 60 requests: 80 short ones.
+    sets += ["--set", "benchmark.num_prompts_mult=40", "--set", "benchmark.osl=32"]
     job = srt.apply_one(RECIPES / "agg-long.yaml", *sets)
     wait_until_benchmarking(srt, job)
     srt.kill(srt.find_step_task(job, "agg_1_node1"))

@@ -81,7 +81,7 @@ class SrtOnSlurm:
             "default_time_limit": "00:10:00",
             "preflight": True,
         }
-        config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in lines.items()))
+        _write_config(config, lines)
         return cls(
             slurm_conf=slurm_conf,
             config_path=config,
@@ -89,6 +89,36 @@ class SrtOnSlurm:
             pmix_dir=pmix_dir,
             nodes=tuple(nodes),
         )
+
+    def config_variant(self, name: str, **changes: object) -> Path:
+        """A copy of the session's srtslurm.yaml with ``changes`` (pass it as SRTSLURM_CONFIG)."""
+        import yaml
+
+        lines = yaml.safe_load(self.config_path.read_text())
+        lines.update(changes)
+        path = self.config_path.with_name(f"srtslurm-{name}.yaml")
+        _write_config(path, lines)
+        return path
+
+    def wait_for_stage(self, job: Submission, stage: str, *, timeout: float = 60.0) -> None:
+        """Wait until ``status.json`` says the job is running ``stage``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.status(job) or {}
+            if status.get("stage") == stage and status.get("status") == "running":
+                return
+            if status.get("status") in FINAL_STATUSES:
+                break
+            time.sleep(0.2)
+        raise E2EJobError(f"job {job.job_id} did not reach stage {stage!r}: {self.status(job)}")
+
+    def task_environ(self, job: Submission, step_name: str) -> dict[str, str]:
+        """The environment of the task of srun step ``step_name`` of the job."""
+        pid = self.find_step_task(job, step_name)
+        for found, _, env in self._job_processes(job.job_id):
+            if found == pid:
+                return env
+        raise E2EJobError(f"job {job.job_id}: step {step_name!r} ended while being read")
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         prefixes = ("SLURM_", "SBATCH_", "SRUN_", "SALLOC_", "SLURMLAB_", "SRTCTL_", "SRTSLURM_")
@@ -281,6 +311,10 @@ class SrtOnSlurm:
             tail = "\n".join(f"  | {line}" for line in lines[-LOG_TAIL_LINES:])
             out.append(f"--- {path.relative_to(job.job_dir)} (last {LOG_TAIL_LINES} lines)\n{tail}")
         return "\n".join(out)
+
+
+def _write_config(path: Path, lines: Mapping[str, object]) -> None:
+    path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in lines.items()))
 
 
 def _parent_name(pid: int) -> str:

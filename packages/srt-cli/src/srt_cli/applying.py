@@ -194,7 +194,7 @@ class Applier:
 
     def _submit(self, job: LoadedJob, pins: list[Pin]) -> None:
         from srt_cli.jobfiles import config_text, write_job_files
-        from srt_cli.planning import plan_one
+        from srt_cli.planning import plan_one, staged_output
         from srt_cli.submit import submit_sbatch
 
         session = self.session
@@ -223,6 +223,8 @@ class Applier:
             sbatch=self.sbatch,
             cwd=session.edge.cwd,
             environ=session.edge.environ,
+            # the job may start before the job folder below exists (see runtime_command)
+            output=staged_output(str(staging)),
         )
         job_dir = Path(session.output_base) / job_id
         write_job_files(job_dir, self._files(planned, job_id=job_id, pins=pins, plan_json=False))

@@ -56,10 +56,22 @@ def runtime_command(python: str, *, staging: str) -> tuple[str, ...]:
     """What the batch script runs on the first node: copy the staged config, start the runtime.
 
     ``--serve-only`` reaches the runtime as ``SRTCTL_SERVE_ONLY=1`` in the script's environment.
+    ``srtctl apply`` submits with ``--output=<staging>/sweep_%j.log`` (:func:`staged_output`): a
+    job may start before srtctl has created ``<output>/<job_id>/logs/``, and Slurm does not create
+    the folder of ``--output``. The script links that log to ``logs/sweep_<job_id>.log``.
     """
     run = f'exec {shlex.quote(python)} -m srt_runtime run --job-dir "$SRTCTL_OUTPUT_DIR"'
     copy = f'cp -n {shlex.quote(staging)}/*.yaml "$SRTCTL_OUTPUT_DIR"/ 2>/dev/null || true'
-    return ("bash", "-c", f"{copy}; {run}")
+    staged = f"{shlex.quote(staging)}/sweep_$SLURM_JOB_ID.log"
+    log = '"$SRTCTL_OUTPUT_DIR/logs/sweep_$SLURM_JOB_ID.log"'
+    link = f"if [ -f {staged} ]; then ln -f {staged} {log} 2>/dev/null || ln -sf {staged} {log}; fi"
+    return ("bash", "-c", f"{copy}; {link}; {run}")
+
+
+def staged_output(staging: str) -> str:
+    """The ``sbatch --output`` srtctl apply submits with: in the staging folder, which exists
+    before submission (see :func:`runtime_command`)."""
+    return f"{staging.rstrip('/')}/sweep_%j.log"
 
 
 def plan_one(

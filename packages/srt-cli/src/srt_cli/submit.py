@@ -24,10 +24,17 @@ def parse_job_id(stdout: str) -> str:
 
 
 def submit_sbatch(
-    script: Path, *, sbatch: str, cwd: Path, environ: Mapping[str, str], timeout: float = 120.0
+    script: Path,
+    *,
+    sbatch: str,
+    cwd: Path,
+    environ: Mapping[str, str],
+    output: str | None = None,
+    timeout: float = 120.0,
 ) -> str:
-    """Submit ``script``; Slurm's own error text is shown verbatim with the command that failed."""
-    command = [sbatch, "--parsable", str(script)]
+    """Submit ``script`` (``output`` overrides the script's ``--output``); Slurm's own error text
+    is shown verbatim with the command that failed."""
+    command = [sbatch, "--parsable", *([f"--output={output}"] if output else []), str(script)]
     try:
         done = subprocess.run(
             command,

@@ -35,7 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one job (the in-allocation supervisor)")
     run.add_argument("--job-dir", type=Path, required=True, help="<output>/<job_id>")
     run.add_argument("--plan", type=Path, help="an already-planned JobPlan (plan.json)")
-    run.add_argument("--serve-only", action="store_true", help="serve without a benchmark")
+    run.add_argument(
+        "--serve-only",
+        action="store_true",
+        help="serve without a benchmark (also SRTCTL_SERVE_ONLY=1, what srtctl apply exports)",
+    )
     return parser
 
 
@@ -59,9 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.plan is not None:
             plan = read_plan(args.plan)
         else:
-            plan = plan_from_job_dir(
-                job_dir, os.environ, cwd=Path.cwd(), serve_only=args.serve_only
-            )
+            # `srtctl apply --serve-only` reaches a Slurm job as SRTCTL_SERVE_ONLY=1
+            serve_only = args.serve_only or os.environ.get("SRTCTL_SERVE_ONLY") == "1"
+            plan = plan_from_job_dir(job_dir, os.environ, cwd=Path.cwd(), serve_only=serve_only)
     except SupervisorError as exc:
         print(f"srt_runtime: {exc}", file=sys.stderr)
         return 1
