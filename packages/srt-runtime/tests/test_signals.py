@@ -31,7 +31,11 @@ def _full_plan(tmp_path: Path, trace: Path, stage: str) -> JobPlan:
     port = free_port()
     ready = {"instances": [{"component": "backend", "endpoint": "generate"}]}
     routes = write_routes(
-        tmp_path / "routes.json", {"/health": [200, ready if stage != "health" else {}]}
+        tmp_path / "routes.json",
+        {
+            "/health": [200, ready if stage != "health" else {}],
+            "/v1/models": [200, {"data": [{"id": "test-model"}]}],
+        },
     )
     bench_steps: tuple[Any, ...] = ("exit", 0) if stage == "post_eval" else ("forever",)
     processes = [

@@ -28,6 +28,7 @@ def test_every_stage_runs_in_order_and_the_run_succeeds(
                     ]
                 },
             ],
+            "/v1/models": [200, {"data": [{"id": "test-model"}]}],
             "_trace": ["/health"],
         },
     )

@@ -17,6 +17,7 @@ from srt_runtime.health import wait_healthy
 from srt_runtime.launch import resolve_log_path
 from srt_runtime.probes import wait_ready
 from srt_runtime.process import Proc, is_oneshot
+from srt_runtime.progress import ProgressRelay
 from srt_runtime.status import Stage, StatusSink
 from srt_runtime.supervisor import Supervisor
 
@@ -115,7 +116,14 @@ def run_benchmark(sup: Supervisor, sink: StatusSink) -> int | None:
     code = 0
     for spec in specs:
         proc = sup.start(spec)
-        sup.wait_for(proc.done.is_set, spec.timeout_seconds)
+        relay = ProgressRelay(proc.log_path, sup.log)
+
+        def finished(proc: Proc = proc, relay: ProgressRelay = relay) -> bool:
+            relay.poll()
+            return proc.done.is_set()
+
+        sup.wait_for(finished, spec.timeout_seconds)
+        relay.poll()
         if not proc.done.is_set():
             raise StageError(
                 f"benchmark {spec.name} did not finish within "
