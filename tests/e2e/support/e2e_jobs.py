@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ MODEL = REPO / "examples" / "models" / "tiny-word"
 RECIPES = Path(__file__).resolve().parents[1] / "recipes"
 FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 LOG_TAIL_LINES = 25
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Dynamo colours its logs
 GONE_GRACE_S = 5.0  # a job out of squeue has this long to show its final status.json
 
 
@@ -307,7 +309,7 @@ class SrtOnSlurm:
                 ".json"
             ):
                 continue
-            lines = path.read_text(errors="replace").splitlines()
+            lines = ANSI.sub("", path.read_text(errors="replace")).splitlines()
             tail = "\n".join(f"  | {line}" for line in lines[-LOG_TAIL_LINES:])
             out.append(f"--- {path.relative_to(job.job_dir)} (last {LOG_TAIL_LINES} lines)\n{tail}")
         return "\n".join(out)
