@@ -10,6 +10,11 @@ When this machine cannot run the cluster (not root, or Debian's Slurm packages m
 are skipped with a reason that names what is missing and how to install it, except under
 ``SRT_REQUIRE_E2E=1`` (CI), where the fixture fails instead. A line in the terminal summary says
 whether the tier ran or why it did not.
+
+The scenario tests use ``srt`` (``support/e2e_jobs.py``): the real ``srtctl apply`` against this
+cluster through a generated srtslurm.yaml (container runtime ``none``, this interpreter, output
+in a session temporary folder). A failing test's report ends with each of its jobs' status,
+diagnosis and the tail of every log; jobs a test leaves queued are cancelled.
 """
 
 from __future__ import annotations
