@@ -24,9 +24,10 @@ declare -A FILES=(
   [gcc]="/usr/bin/gcc"
   [libc6-dev]="/usr/include/stdio.h"
   [zstd]="/usr/bin/zstd"
+  [libpmix-dev]="/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so"
 )
 ORDER=(slurm-wlm munge libslurm-dev etcd-server nats-server nginx prometheus-node-exporter
-  iproute2 util-linux procps gcc libc6-dev zstd)
+  iproute2 util-linux procps gcc libc6-dev zstd libpmix-dev)
 
 say() { echo "[install-system] $*" >&2; }
 
