@@ -460,3 +460,27 @@ def test_trtllm_numa_cpu_bind_wrapper_is_a_plan_file(
     assert worker.env["TLLM_NUMA_AWARE_WORKER_AFFINITY"] == "0"
     script = {f.path: f for f in plan.files}["numa_cpu_bind.sh"]
     assert script.mode == 0o755 and "taskset -c" in script.content
+
+
+@pytest.mark.parametrize(
+    ("source", "install"),
+    [
+        (None, "ai-dynamo-runtime==1.6.1 ai-dynamo==1.6.1"),
+        ({"pypi": "1.4.2"}, "ai-dynamo-runtime==1.4.2 ai-dynamo==1.4.2"),
+        ({"wheel": "/wheels/ai_dynamo-1.7.0-py3-none-any.whl"}, "/wheels/ai_dynamo-1.7.0"),
+        ({"rev": "v1.4.2"}, "git+https://github.com/ai-dynamo/dynamo.git@v1.4.2"),
+        (
+            {"git": "https://example.org/dynamo.git", "rev": "v9", "sha": "abcdef12"},
+            "git+https://example.org/dynamo.git@abcdef12",
+        ),
+    ],
+)
+def test_dynamo_install_follows_the_source(
+    make_recipe: RecipeFactory, cluster: ClusterConfig, source: object, install: str
+) -> None:
+    dynamo = {"source": source} if source is not None else {}
+    recipe = make_recipe(dynamo=dynamo, frontend={"type": "dynamo"})
+    workers = [p for p in plan_job(recipe, cluster, "n[0-1]", "1").processes if p.kind == "worker"]
+    assert workers
+    for worker in workers:
+        assert any(install in line for line in worker.preamble), worker.preamble

@@ -21,6 +21,10 @@ def setup_script(ctx: PlanContext) -> tuple[str, ...]:
     )
 
 
+#: The repository a ``dynamo.source`` with only ``rev`` installs from.
+DYNAMO_GIT_URL = "https://github.com/ai-dynamo/dynamo.git"
+
+
 def dynamo_install(ctx: PlanContext) -> tuple[str, ...]:
     """Install Dynamo once per container (flock + sentinel), only inside pyxis containers."""
     dynamo = ctx.recipe.dynamo
@@ -28,10 +32,13 @@ def dynamo_install(ctx: PlanContext) -> tuple[str, ...]:
         return ()
     source = dynamo.source
     if source is not None and source.wheel:
-        install = "python3 /srtctl-runtime/dynamo_wheels.py install"
-    elif source is not None and source.git:
+        install = f"pip install --break-system-packages --quiet {shlex.quote(source.wheel)}"
+    elif source is not None and (source.git or source.rev):
+        # `rev` alone means the upstream repository (cli-and-config.md §3.11.4); the pinned
+        # `sha` (filled in by `srtctl apply`) wins over the ref name.
+        repo = source.git or DYNAMO_GIT_URL
         ref = source.sha or source.rev or "HEAD"
-        install = f"pip install --break-system-packages {shlex.quote(f'git+{source.git}@{ref}')}"
+        install = f"pip install --break-system-packages {shlex.quote(f'git+{repo}@{ref}')}"
     else:
         version = (source.pypi if source is not None else None) or DEFAULT_DYNAMO_VERSION
         install = (
