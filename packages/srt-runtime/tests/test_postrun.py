@@ -59,3 +59,24 @@ def test_an_unreadable_recipe_disables_reporting_with_a_warning(
         recipe = read_job_recipe(tmp_path, {}, cwd=tmp_path, log=logging.getLogger("t"))
     assert recipe is None
     assert any("Reporting disabled" in r.getMessage() for r in caplog.records)
+
+
+def test_the_outcome_is_recorded_in_the_lockfile(tmp_path: Path) -> None:
+    import yaml
+
+    from srt_runtime.postrun import record_results
+    from srt_runtime.reporting.lock_sections import build_integrity
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (tmp_path / "config.yaml").write_text("schema: 2\nname: t\n")
+    (logs / "benchmark-rollup.json").write_text(json.dumps(ROLLUP))
+    (logs / "fingerprint_agg_w0.json").write_text(json.dumps({"python": "3.11.7"}))
+    record_results(tmp_path, logs, log=logging.getLogger("t"))
+    doc = yaml.safe_load((tmp_path / "recipe.lock.yaml").read_text())
+    assert doc["name"] == "t"
+    lock = doc["lock"]
+    assert lock["results"] == ROLLUP
+    assert lock["fingerprints"] == {"agg_w0": {"python": "3.11.7"}}
+    assert list(lock)[-1] == "integrity"
+    assert lock["integrity"] == build_integrity(lock)

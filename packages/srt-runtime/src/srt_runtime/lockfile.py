@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from srt_runtime.files import write_atomic
+from srt_runtime.reporting.lock_sections import order_lock
 
 __all__ = ["update_lockfile"]
 
@@ -32,6 +33,6 @@ def update_lockfile(job_dir: Path, **lock: object) -> Path:
     current = doc.get("lock")
     merged = dict(current) if isinstance(current, dict) else {}
     merged.update(lock)
-    doc["lock"] = merged
+    doc["lock"] = order_lock(merged)
     write_atomic(path, yaml.safe_dump(doc, sort_keys=False).encode())
     return path

@@ -6,16 +6,26 @@ with its cause), and the reporting session's steps are bounded and return result
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
+from srt_runtime.lockfile import update_lockfile
+from srt_runtime.reporting.lock_sections import build_lock_sections, read_fingerprints
 from srt_runtime.reporting.session import ReportingSession
 from srt_schema import ClusterConfig, Recipe, SchemaError, load_recipe_text
 from srt_schema.discovery import find_cluster_config, read_cluster_config
 
-__all__ = ["DASHBOARD_TIMEOUT", "build_dashboard", "post_run_hook", "read_job_recipe"]
+__all__ = [
+    "DASHBOARD_TIMEOUT",
+    "build_dashboard",
+    "post_run_hook",
+    "read_job_recipe",
+    "record_results",
+]
 
 #: Seconds the dashboard may take before it is abandoned.
 DASHBOARD_TIMEOUT = 120.0
@@ -56,12 +66,34 @@ def build_dashboard(log_dir: Path, *, python: str, log: logging.Logger) -> bool:
     return True
 
 
+def _read_json(path: Path, log: logging.Logger) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log.warning("Not recorded in the lockfile: %s: %s", path.name, exc)
+        return None
+
+
+def record_results(job_dir: Path, log_dir: Path, *, log: logging.Logger) -> None:
+    """The run's outcome into ``recipe.lock.yaml``: results, fingerprints, resources."""
+    sections = build_lock_sections(
+        fingerprints=read_fingerprints(log_dir) or None,
+        resource_snapshot=_read_json(log_dir / "resource_snapshot.json", log),
+        results=_read_json(log_dir / "benchmark-rollup.json", log),
+    )
+    if sections:
+        update_lockfile(job_dir, **sections)
+
+
 def post_run_hook(
     log_dir: Path, session: ReportingSession, *, python: str, log: logging.Logger
 ) -> Callable[[int], None]:
     """What ``run_job`` calls after the lockfile, before the final status event."""
 
     def hook(exit_code: int) -> None:
+        record_results(log_dir.parent, log_dir, log=log)
         build_dashboard(log_dir, python=python, log=log)
         session.finish(exit_code=exit_code)
 
