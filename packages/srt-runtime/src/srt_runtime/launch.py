@@ -91,8 +91,8 @@ def build_env(
     return env
 
 
-class LocalHandle:
-    """A subprocess in its own process group (signalled as a group)."""
+class PopenHandle:
+    """What every handle over one ``subprocess.Popen`` shares: pid, poll and wait."""
 
     def __init__(self, popen: subprocess.Popen[bytes]) -> None:
         self._popen = popen
@@ -110,6 +110,10 @@ class LocalHandle:
             return self._popen.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
+
+
+class LocalHandle(PopenHandle):
+    """A subprocess in its own process group (signalled as a group)."""
 
     def signal(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from srt_planner.plan import ProcessSpec
 from srt_runtime.errors import LaunchError
-from srt_runtime.launch import build_env, resolve_log_path
+from srt_runtime.launch import PopenHandle, build_env, resolve_log_path
 
 __all__ = [
     "CommandRunner",
@@ -87,29 +87,16 @@ def build_scancel_argv(step_id: str, sig: int) -> tuple[str, ...]:
     return ("scancel", f"--signal={name}", "--full", step_id)
 
 
-class SrunHandle:
+class SrunHandle(PopenHandle):
     """The ``srun`` client of one named step."""
 
     def __init__(
         self, popen: subprocess.Popen[bytes], *, job_id: str, step: str, runner: CommandRunner
     ) -> None:
-        self._popen = popen
+        super().__init__(popen)
         self._job_id = job_id
         self._step = step
         self._runner = runner
-
-    @property
-    def pid(self) -> int:
-        return self._popen.pid
-
-    def poll(self) -> int | None:
-        return self._popen.returncode
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        try:
-            return self._popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
 
     def _signal_client(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError):
