@@ -135,7 +135,9 @@ def test_sbatch_text(make_recipe: RecipeFactory) -> None:
         "#SBATCH --gres=gpu:8",
     ]
     assert "#SBATCH --reservation\n" in text
-    assert "export A='x y'\nexport B=2\nset +e\nsrt-runtime run plan.json\n" in text
+    assert "export A='x y'\nexport B=2\nset +e\nsrt-runtime run plan.json &\n" in text
+    # the script outlives a scancel until the supervisor has cleaned up
+    assert "trap ':' TERM INT\n" in text
     assert render_sbatch(request, output_base="/out dir", command=("x",)) == render_sbatch(
         request, output_base="/out dir", command=("x",)
     )

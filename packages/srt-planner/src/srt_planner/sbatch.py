@@ -84,8 +84,14 @@ def render_sbatch(
     lines.extend(f"export {key}={shlex.quote(env[key])}" for key in sorted(env))
     lines += [
         "set +e",
-        shlex.join(command),
+        f"{shlex.join(command)} &",
+        'SRT_PID="$!"',
+        "# scancel and the time limit signal every process of the job, the supervisor included:",
+        "# it cleans up, and this script (so the job) stays alive until the supervisor is done.",
+        "trap ':' TERM INT",
+        'wait "${SRT_PID}"',
         "EXIT_CODE=$?",
+        'while kill -0 "${SRT_PID}" 2>/dev/null; do wait "${SRT_PID}"; EXIT_CODE=$?; done',
         'echo "srt job ${JOB_ID} finished with exit code ${EXIT_CODE}"',
         'exit "${EXIT_CODE}"',
         "",
