@@ -6,9 +6,8 @@
 # decoders without resolving strings. Structs come in dependency order.
 from typing import Any, Literal
 
-import msgspec
-
 from srt_schema.base import Base
+from srt_schema.recipe import AIAnalysisConfig, HostSetupConfig, ReportingConfig, ReportingStatusConfig, S3Config
 
 __all__ = [
     "AIAnalysisConfig",
@@ -19,97 +18,6 @@ __all__ = [
     "S3Config",
     "TelemetryExporterConfig",
 ]
-
-
-class AIAnalysisConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """AI-powered failure analysis configuration."""
-
-    #: Whether to run AI analysis on benchmark failures
-    enabled: bool = False
-    #: OpenRouter API key (falls back to OPENROUTER_API_KEY env var)
-    openrouter_api_key: str | None = None
-    #: GitHub token for gh CLI (falls back to GH_TOKEN env var)
-    gh_token: str | None = None
-    #: GitHub repos to search for related PRs
-    repos_to_search: tuple[str, ...] = ()
-    #: Number of days to look back for PRs
-    pr_search_days: int = 14
-    #: Custom prompt template (uses DEFAULT_AI_ANALYSIS_PROMPT if None) Available variables:
-    #: {log_dir}, {repos}, {pr_days}
-    prompt: str | None = None
-
-
-class HostSetupConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Commands run on the bare host of each allocated node, outside the container."""
-
-    #: Shell commands run in order on each node, joined with ``&&``.
-    commands: tuple[str, ...] = ()
-    #: Shell commands run on each node after workers stop. Runs even when the job fails, so state
-    #: that outlives the allocation (locked clocks persist for the next tenant) gets reset.
-    teardown: tuple[str, ...] = ()
-    #: Which nodes to target. "all" covers head, infra, and workers; "workers" covers only the nodes
-    #: running backend workers.
-    nodes: Literal["all", "workers"] = 'all'
-    #: When True, a failing node logs a warning instead of failing the job.
-    ignore_failure: bool = False
-    #: Per-node wall-clock budget for commands and for teardown.
-    timeout_seconds: int = 300
-
-
-class ReportingStatusConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Status reporting configuration."""
-
-    #: Base URL of one status collector; srtctl POSTs job lifecycle events there (see status-api-
-    #: spec.md).
-    endpoint: str | None = None
-    #: Several collectors, each sent every event; merged with `endpoint`, deduplicated, trailing
-    #: slash dropped.
-    endpoints: tuple[str, ...] | None = None
-    #: Name of the environment variable holding the bearer token the reporter sends as
-    #: ``Authorization: Bearer`` on every request (default SRTCTL_STATUS_TOKEN). Only the variable
-    #: name belongs in a recipe: the resolved config is written to the lockfile and the log
-    #: directory, so a literal token there would leak.
-    token_env: str | None = None
-    #: Seconds between uploads of raw logs and Tachometer captures to every endpoint. Unset disables
-    #: streaming; lifecycle events are unaffected.
-    logging_stream_interval: float | None = msgspec.field(name="logging-stream-interval", default=None)
-
-
-class S3Config(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """S3 upload configuration for log artifacts."""
-
-    #: S3 bucket name
-    bucket: str
-    #: Optional prefix/path within bucket (e.g., "srtslurm/logs")
-    prefix: str | None = None
-    #: AWS region (e.g., "us-west-2")
-    region: str | None = None
-    #: Custom S3-compatible endpoint URL (optional)
-    endpoint_url: str | None = None
-    #: AWS access key ID (falls back to AWS_ACCESS_KEY_ID env var)
-    access_key_id: str | None = None
-    #: AWS secret access key (falls back to AWS_SECRET_ACCESS_KEY env var)
-    secret_access_key: str | None = None
-    #: Patterns `aws s3 sync` skips, relative to the log directory (`*` matches across directories).
-    #: Omit for the defaults: aiperf's per-interval metrics scrapes and `inputs.json` under
-    #: `artifacts/*/` and `sa-bench_*/*/` (tachometer already stores that series as parquet),
-    #: `perf_dashboard_bundle/`, `perf_dashboard.json`. Set to `[]` to ship the whole directory.
-    exclude: tuple[str, ...] | None = None
-    #: Patterns (Python glob, `**` allowed) packed into one `bundle.tar.zst` uploaded next to the
-    #: loose files and left out of the plain sync. Omit for the default, aiperf's per-request
-    #: `profile_export.jsonl`; set to `[]` for no archive.
-    archive: tuple[str, ...] | None = None
-
-
-class ReportingConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Reporting configuration for status updates, AI analysis, and log exports."""
-
-    #: Status collector endpoints that receive job lifecycle events. Unset sends nothing.
-    status: ReportingStatusConfig | None = None
-    #: Failure analysis run after a failed job. Unset disables it.
-    ai_analysis: AIAnalysisConfig | None = None
-    #: Upload of the log directory to S3-compatible storage after the run. Unset disables it.
-    s3: S3Config | None = None
 
 
 class TelemetryExporterConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
