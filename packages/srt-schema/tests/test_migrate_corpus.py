@@ -8,12 +8,9 @@ asserted, so the table shrinks only when the schema or the migration learns the 
 
 from __future__ import annotations
 
-import copy
 import functools
-import itertools
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +21,8 @@ import yaml
 from srt_schema.errors import RecipeError
 from srt_schema.load import load_recipe_text
 from srt_schema.migrate import migrate_text
+from srt_schema.overrides import expand_variants
+from srt_schema.sweep import expand_sweep
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent
@@ -59,80 +58,21 @@ def corpus_id(path: Path) -> str:
 # ------------------------------------------------------------------- expansion (§3.4, §3.5)
 
 
-def deep_merge(base: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
-    """dict + dict merges, lists and scalars replace, ``null`` deletes (spec §3.4)."""
-    merged = copy.deepcopy(base)
-    for key, value in variant.items():
-        if value is None:
-            merged.pop(key, None)
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
-def _list_lengths(section: Any) -> list[int]:
-    if isinstance(section, dict):
-        return [n for value in section.values() for n in _list_lengths(value)]
-    if isinstance(section, list):
-        return [len(section)]
-    return []
-
-
-def _zip_slice(section: Any, index: int) -> Any:
-    if isinstance(section, dict):
-        return {key: _zip_slice(value, index) for key, value in section.items()}
-    if isinstance(section, list):
-        return section[0] if len(section) == 1 else section[index]
-    return section
-
-
 def expand_overrides(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Variant suffix -> resolved recipe, for a plain recipe ``{"": recipe}``."""
+    """Variant suffix -> resolved recipe (base included), for a plain recipe ``{"": recipe}``."""
     if "base" not in document:
         return {"": document}
-    base = document["base"]
-    variants: dict[str, dict[str, Any]] = {"base": copy.deepcopy(base)}
-    for key in sorted(k for k in document if k.startswith("override_")):
-        variants[key.removeprefix("override_")] = deep_merge(base, document[key])
-    for key in sorted(k for k in document if k.startswith("zip_override_")):
-        section = document[key]
-        lengths = {n for n in _list_lengths(section) if n != 1}
-        assert len(lengths) <= 1, f"{key}: incompatible zip lengths {sorted(lengths)}"
-        count = lengths.pop() if lengths else 1
-        group = key.removeprefix("zip_override_")
-        for index in range(count):
-            variants[f"{group}_{index}"] = deep_merge(base, _zip_slice(section, index))
-    if "schema" in document:
-        for variant in variants.values():
-            variant.setdefault("schema", document["schema"])
+    variants = {v.suffix: v.document for v in expand_variants(document, file="m", selector="base")}
+    for variant in expand_variants(document, file="m", selector=None):
+        variants[variant.suffix] = variant.document
     return variants
-
-
-def _substitute(value: Any, point: dict[str, Any]) -> Any:
-    if isinstance(value, dict):
-        return {key: _substitute(item, point) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_substitute(item, point) for item in value]
-    if isinstance(value, str):
-        exact = re.fullmatch(r"\{(\w+)\}", value)
-        if exact and exact.group(1) in point:
-            return point[exact.group(1)]
-        for name, item in point.items():
-            text = ",".join(map(str, item)) if isinstance(item, list) else str(item)
-            value = value.replace("{" + name + "}", text)
-    return value
 
 
 def first_sweep_point(recipe: dict[str, Any]) -> dict[str, Any]:
     """The recipe with its ``sweep`` replaced by the first grid point (spec §3.5)."""
-    sweep = recipe.get("sweep")
-    if not isinstance(sweep, dict):
+    if not isinstance(recipe.get("sweep"), dict):
         return recipe
-    point = dict(zip(sweep, next(itertools.product(*sweep.values())), strict=True))
-    resolved = {key: value for key, value in recipe.items() if key != "sweep"}
-    return _substitute(resolved, point)
+    return expand_sweep(recipe, file="m")[0].document
 
 
 # ----------------------------------------------------------------------------- checks
