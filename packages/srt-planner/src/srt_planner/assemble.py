@@ -29,7 +29,15 @@ from srt_planner.frontends import (
 )
 from srt_planner.hostlist import compress_hostlist, expand_hostlist
 from srt_planner.mounts import build_mounts
-from srt_planner.plan import GeneratedFile, HttpProbe, JobPlan, NodeRoles, ProcessSpec, TcpProbe
+from srt_planner.plan import (
+    START_PHASES,
+    GeneratedFile,
+    HttpProbe,
+    JobPlan,
+    NodeRoles,
+    ProcessSpec,
+    TcpProbe,
+)
 from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator, check_port_conflicts
 from srt_planner.services import build_services
 from srt_planner.srun import SrunStep, render_srun
@@ -40,18 +48,6 @@ from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import HostSetupConfig, Recipe, SGLangBackend, VLLMBackend
 
 __all__ = ["plan_job"]
-
-_PHASES = (
-    "host_setup",
-    "infra",
-    "before_workers",
-    "workers",
-    "frontends",
-    "after_frontend",
-    "telemetry",
-    "benchmark",
-    "post_eval",
-)
 
 
 def _refuse_unplanned(recipe: Recipe) -> None:
@@ -267,7 +263,7 @@ def plan_job(
     bench, bench_files, bench_config = build_benchmark(ctx, layout, routers, flat)
     telemetry, telemetry_files = build_telemetry(ctx, [*services, *workers, *frontends])
     processes = [*setup, *services, *workers, *frontends, *telemetry, *bench]
-    processes.sort(key=lambda spec: _PHASES.index(spec.phase))
+    processes.sort(key=lambda spec: START_PHASES.index(spec.phase))
     _validate(processes, nodes, ctx.local)
     files: dict[str, GeneratedFile] = {}
     for generated in [

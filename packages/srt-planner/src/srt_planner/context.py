@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
@@ -40,18 +40,7 @@ FrontendType = Literal[
     "trtllm_serve",
     "none",
 ]
-FRONTEND_TYPES: tuple[FrontendType, ...] = (
-    "dynamo",
-    "sglang-router",
-    "smg",
-    "vllm-router",
-    "atomesh",
-    "tilert-router",
-    "sglang",
-    "vllm",
-    "trtllm_serve",
-    "none",
-)
+FRONTEND_TYPES: tuple[FrontendType, ...] = get_args(FrontendType)
 
 
 def frontend_type_of(recipe: Recipe) -> FrontendType:

@@ -10,11 +10,12 @@ Paths: ``log_file`` and ``GeneratedFile.path`` are relative to the job's log dir
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
 __all__ = [
+    "START_PHASES",
     "AllocationRequest",
     "ContainerSpec",
     "GeneratedFile",
@@ -53,6 +54,8 @@ StartPhase = Literal[
     "benchmark",
     "post_eval",
 ]
+#: The phases in start order.
+START_PHASES: tuple[StartPhase, ...] = get_args(StartPhase)
 
 
 class TcpProbe(_Struct, frozen=True, kw_only=True, tag="tcp"):
