@@ -5,7 +5,7 @@ The planner and the runtime read the same tables, so a kind is never spelled in 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
@@ -64,24 +64,9 @@ def canonical_frontend(name: str) -> str:
 ServicePlacement = Literal[
     "head", "infra", "dedicated", "prefill", "decode", "agg", "workers", "compute", "all"
 ]
-SERVICE_PLACEMENTS: tuple[ServicePlacement, ...] = (
-    "head",
-    "infra",
-    "dedicated",
-    "prefill",
-    "decode",
-    "agg",
-    "workers",
-    "compute",
-    "all",
-)
+SERVICE_PLACEMENTS: tuple[ServicePlacement, ...] = get_args(ServicePlacement)
 ServiceStart = Literal["infra", "before_workers", "with_workers", "after_frontend"]
-SERVICE_STARTS: tuple[ServiceStart, ...] = (
-    "infra",
-    "before_workers",
-    "with_workers",
-    "after_frontend",
-)
+SERVICE_STARTS: tuple[ServiceStart, ...] = get_args(ServiceStart)
 
 
 class ServiceKind(msgspec.Struct, frozen=True, kw_only=True):
