@@ -50,3 +50,21 @@ def test_bench_config_decodes_and_plans(source: str, item: dict[str, Any]) -> No
 def test_tachometer_config_decodes(source: str, item: dict[str, Any]) -> None:
     config = decode_config(item["content"].encode(), ScrapeConfig, source=source)
     assert config.endpoints
+
+
+def test_the_post_eval_lm_eval_config_decodes_and_plans() -> None:
+    """The built-in post_eval runner's ``eval.json`` (planned only when RUN_EVAL / EVAL_ONLY is
+    set, so it is in no golden plan)."""
+    from srt_planner import plan_job
+    from srt_planner.post_eval import EvalRequest
+    from srt_schema import load_recipe_text
+    from srt_schema.cluster import ClusterConfig
+
+    text = (ROOT / "examples" / "quickstart.yaml").read_text()
+    (job,) = load_recipe_text(text, file="quickstart.yaml", cluster=ClusterConfig())
+    local = ClusterConfig(container_runtime="none", launcher="local")
+    plan = plan_job(job.recipe, local, "localhost", "1", eval_request=EvalRequest(mode="run_eval"))
+    (item,) = [f for f in plan.files if f.path == "eval.json"]
+    config = srt_bench.decode_run_config(item.content.encode(), source="eval.json")
+    built = srt_bench.build_plan(config, srt_bench.BuildContext(out_dir=Path("/logs")))
+    assert built.benchmark_type == "lm-eval"

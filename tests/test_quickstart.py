@@ -7,12 +7,14 @@ concurrencies, and the run ends with the rollup, the plan, the logs and the dash
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,3 +55,8 @@ def test_quickstart_runs_a_real_benchmark_here(tmp_path: Path) -> None:
     assert "<svg" in (logs / "perf_dashboard.html").read_text()
     status = json.loads((job_dir / "status.json").read_text())
     assert status["exit_code"] == 0
+    # Each worker's preamble captured its fingerprint; the lockfile records them.
+    lock = yaml.safe_load((job_dir / "recipe.lock.yaml").read_text())["lock"]
+    assert sorted(lock["fingerprints"]) == ["agg_w0", "agg_w1"]
+    dynamo = importlib.metadata.version("ai-dynamo")
+    assert lock["fingerprints"]["agg_w0"]["frameworks"]["dynamo"] == dynamo

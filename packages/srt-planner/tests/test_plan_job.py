@@ -162,7 +162,7 @@ def test_mocker_argv_for_local_quickstart(make_recipe: RecipeFactory) -> None:
         },
         frontend={"enable_multiple_frontends": False},
     )
-    plan = plan_job(recipe, cluster, "localhost", "1")
+    plan = plan_job(recipe, cluster, "localhost", "1", log_dir="/logs-of-1")
     worker = _by_name(plan)["agg_0_localhost"]
     assert worker.argv == (
         "/opt/venv/bin/python",
@@ -188,7 +188,12 @@ def test_mocker_argv_for_local_quickstart(make_recipe: RecipeFactory) -> None:
         "16",
         "--no-enable-prefix-caching",
     )
-    assert worker.srun_argv == () and worker.container is None and worker.preamble == ()
+    assert worker.srun_argv == () and worker.container is None
+    # Only the fingerprint capture runs before the engine (the LocalLauncher runs it first).
+    assert [line.split(" || ")[1] for line in worker.preamble] == [
+        "timeout 60 /opt/venv/bin/python /logs-of-1/srt_fingerprint.py "
+        "/logs-of-1/fingerprint_agg_w0.json"
+    ]
     assert _by_name(plan)["frontend_0"].argv == (
         "/opt/venv/bin/python",
         "-m",

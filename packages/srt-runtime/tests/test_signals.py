@@ -97,6 +97,7 @@ def _full_plan(tmp_path: Path, trace: Path, stage: str) -> JobPlan:
         ),
         serve_only=stage == "serving",
         teardown=(spec("teardown", fake("trace", trace), kind="service", phase="host_setup"),),
+        frontend_url=f"http://127.0.0.1:{port}",
     )
 
 

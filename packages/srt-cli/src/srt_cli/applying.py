@@ -207,6 +207,7 @@ class Applier:
             runner_name=session.edge.runner_name,
             serve_only=self.serve_only,
             environment=session.script_environment(),
+            eval_request=session.eval_request(),
         )
         staging = Path(planned.staging)
         write_job_files(
@@ -288,6 +289,7 @@ class Applier:
             nodes=nodes,
             addresses=dict.fromkeys(nodes, LOCAL_ADDRESS),
             serve_only=self.serve_only,
+            eval_request=session.eval_request(),
         )
 
     def _run_local(self, planned: PlannedJob, pins: list[Pin]) -> None:

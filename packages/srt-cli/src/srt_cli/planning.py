@@ -13,6 +13,7 @@ from srt_cli.errors import translated
 
 if TYPE_CHECKING:
     from srt_planner.plan import AllocationRequest, JobPlan
+    from srt_planner.post_eval import EvalRequest
     from srt_schema.cluster import ClusterConfig
     from srt_schema.load import LoadedJob
 
@@ -88,6 +89,7 @@ def plan_one(
     serve_only: bool = False,
     environment: dict[str, str] | None = None,
     staging: str | None = None,
+    eval_request: EvalRequest | None = None,
 ) -> PlannedJob:
     """Allocation request, batch script and JobPlan of one job.
 
@@ -123,5 +125,6 @@ def plan_one(
             addresses=addresses,
             log_dir=log_dir,
             serve_only=serve_only,
+            eval_request=eval_request,
         )
     return PlannedJob(job=job, request=request, script=script, plan=plan, staging=staging)

@@ -11,6 +11,7 @@ from srt_cli.options import parse_overrides
 
 if TYPE_CHECKING:
     from srt_cli.planning import PlannedJob
+    from srt_planner.post_eval import EvalRequest
     from srt_schema.cluster import ClusterConfig
     from srt_schema.setpaths import PathOverride
 
@@ -56,9 +57,17 @@ class Session:
                 serve_only=serve_only,
                 environment=self.script_environment(),
                 staging=staging,
+                eval_request=self.eval_request(),
             )
             for job in jobs
         ]
+
+    def eval_request(self) -> EvalRequest:
+        """RUN_EVAL / EVAL_ONLY of this shell: the batch job inherits them (sbatch exports the
+        submitting environment), so the plan shown and submitted has the eval step they ask for."""
+        from srt_planner.post_eval import build_eval_request
+
+        return build_eval_request(self.edge.environ)
 
     def script_environment(self) -> dict[str, str]:
         """Exported by the batch script so the in-allocation runtime reads the same cluster file."""

@@ -39,13 +39,21 @@ from srt_planner.plan import (
     TcpProbe,
 )
 from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator, check_port_conflicts
+from srt_planner.post_eval import EvalRequest, build_post_eval
+from srt_planner.preamble import FINGERPRINT_SCRIPT
 from srt_planner.services import build_services
 from srt_planner.srun import SrunStep, render_srun
 from srt_planner.telemetry import build_telemetry
 from srt_planner.topology import expand_processes, plan_endpoints
 from srt_planner.workers import build_workers
 from srt_schema.cluster import ClusterConfig
-from srt_schema.recipe import HostSetupConfig, Recipe, SGLangBackend, VLLMBackend
+from srt_schema.recipe import (
+    HostSetupConfig,
+    IdentityConfig,
+    Recipe,
+    SGLangBackend,
+    VLLMBackend,
+)
 
 __all__ = ["plan_job"]
 
@@ -205,13 +213,15 @@ def plan_job(
     addresses: Mapping[str, str] | None = None,
     log_dir: str | None = None,
     serve_only: bool = False,
+    eval_request: EvalRequest | None = None,
 ) -> JobPlan:
     """Every process of the job on the granted nodes, validated; pure and deterministic.
 
     ``nodelist`` is a Slurm hostlist expression or the expanded names; ``het_groups`` the node
     lists of the two components of a heterogeneous job; ``addresses`` the address workers use to
     reach a node (default: its name); ``log_dir`` the host log directory (default: the recipe's
-    ``output.log_dir`` with ``{job_id}`` filled in).
+    ``output.log_dir`` with ``{job_id}`` filled in); ``eval_request`` what the job's environment
+    asks of ``post_eval`` (:func:`srt_planner.post_eval.build_eval_request`; default: no eval).
     """
     _refuse_unplanned(recipe)
     nodes = expand_hostlist(nodelist) if isinstance(nodelist, str) else tuple(nodelist)
@@ -261,8 +271,13 @@ def plan_job(
     workers, worker_files = build_workers(ctx, expanded)
     frontends, frontend_files = build_frontends(ctx, routers, layout)
     bench, bench_files, bench_config = build_benchmark(ctx, layout, routers, flat)
+    request = eval_request or EvalRequest()
+    evals, eval_files = build_post_eval(ctx, layout, request)
+    if request.mode == "eval_only":
+        # EVAL_ONLY: the eval replaces the benchmark (spec §3.5).
+        bench, bench_files, bench_config = [], [], None
     telemetry, telemetry_files = build_telemetry(ctx, [*services, *workers, *frontends])
-    processes = [*setup, *services, *workers, *frontends, *telemetry, *bench]
+    processes = [*setup, *services, *workers, *frontends, *telemetry, *bench, *evals]
     processes.sort(key=lambda spec: START_PHASES.index(spec.phase))
     _validate(processes, nodes, ctx.local)
     files: dict[str, GeneratedFile] = {}
@@ -272,6 +287,7 @@ def plan_job(
         *frontend_files,
         *telemetry_files,
         *bench_files,
+        *eval_files,
     ]:
         files[generated.path] = generated
     return JobPlan(
@@ -294,5 +310,8 @@ def plan_job(
         served_model_name=ctx.served_model_name,
         benchmark_config=bench_config,
         serve_only=serve_only,
+        eval_only=request.mode == "eval_only",
+        identity=None if recipe.identity == IdentityConfig() else recipe.identity,
+        fingerprint_script=FINGERPRINT_SCRIPT if workers else None,
         teardown=tuple(teardown),
     )

@@ -14,6 +14,8 @@ from typing import Literal, get_args
 
 import msgspec
 
+from srt_schema.recipe import IdentityConfig
+
 __all__ = [
     "START_PHASES",
     "AllocationRequest",
@@ -268,6 +270,16 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     #: Path (relative to the log dir) of the srt-bench config file among ``files``, if any.
     benchmark_config: str | None = None
     serve_only: bool = False
+    #: EVAL_ONLY: no benchmark; the ``post_eval`` process runs after the health gate and its exit
+    #: code is the job's. Otherwise a ``post_eval`` process (RUN_EVAL) runs after a benchmark
+    #: that exited 0 and its failure only warns.
+    eval_only: bool = False
+    #: What the recipe's ``identity`` declares, checked against the first worker fingerprint
+    #: after the health gate (None: nothing declared, no check).
+    identity: IdentityConfig | None = None
+    #: Where (relative to the log dir) the runtime writes srt_runtime's fingerprint capture script
+    #: before anything starts; worker preambles run it (None: no worker captures).
+    fingerprint_script: str | None = None
     #: Host teardown steps (``host_setup.teardown``), run during cleanup only if host_setup ran;
     #: their failures are logged and never change the exit code.
     teardown: tuple[ProcessSpec, ...] = ()

@@ -1,12 +1,27 @@
-"""Shell run inside a step before its program: setup script and Dynamo install (§5.8)."""
+"""Shell run inside a step before its program: setup script, Dynamo install and the worker
+fingerprint capture (planner-and-runtime.md §3.4, §5.8)."""
 
 from __future__ import annotations
 
 import shlex
 
 from srt_planner.context import DEFAULT_DYNAMO_VERSION, PlanContext
+from srt_planner.mounts import is_hf_model
 
-__all__ = ["dynamo_install", "needs_root", "setup_script", "step_preamble"]
+__all__ = [
+    "FINGERPRINT_SCRIPT",
+    "dynamo_install",
+    "fingerprint_capture",
+    "fingerprint_file",
+    "needs_root",
+    "setup_script",
+    "step_preamble",
+]
+
+#: Where the runtime writes the fingerprint capture script (relative to the log directory).
+FINGERPRINT_SCRIPT = "srt_fingerprint.py"
+#: Seconds the capture may take before the worker starts without it.
+FINGERPRINT_TIMEOUT = 60
 
 
 def setup_script(ctx: PlanContext) -> tuple[str, ...]:
@@ -61,3 +76,28 @@ def needs_root(ctx: PlanContext) -> bool:
 
 def step_preamble(ctx: PlanContext, *, install: bool) -> tuple[str, ...]:
     return setup_script(ctx) + (dynamo_install(ctx) if install else ())
+
+
+def fingerprint_file(role: str, index: int) -> str:
+    """``fingerprint_<mode>_w<index>.json``, relative to the log directory."""
+    return f"fingerprint_{role}_w{index}.json"
+
+
+def fingerprint_capture(ctx: PlanContext, role: str, index: int) -> tuple[str, ...]:
+    """Capture the worker's host, GPUs, frameworks and model identity before the engine starts.
+
+    Never fatal: a failing or hung capture (bounded by ``timeout``) prints one line to the
+    worker's log and the engine starts anyway. Only task 0 of a step captures (MPI endpoints run
+    the preamble in every rank).
+    """
+    argv = [
+        ctx.python,
+        f"{ctx.in_log_dir}/{FINGERPRINT_SCRIPT}",
+        f"{ctx.in_log_dir}/{fingerprint_file(role, index)}",
+    ]
+    if not is_hf_model(ctx.recipe.model.path):
+        argv.append(ctx.model_arg)
+    return (
+        f'{{ [ "${{SLURM_PROCID:-0}}" != 0 ] || timeout {FINGERPRINT_TIMEOUT} '
+        f"{shlex.join(argv)} || echo 'srt: fingerprint capture failed (ignored)' >&2; }}",
+    )

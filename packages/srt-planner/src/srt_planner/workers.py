@@ -12,7 +12,7 @@ from srt_planner.engines import EngineCommand, WorkerProcess, WorkerRequest, bui
 from srt_planner.engines.failover import worker_dir
 from srt_planner.env import layer_env, template_node_env
 from srt_planner.plan import GeneratedFile, HttpProbe, ProcessSpec, RestartSpec
-from srt_planner.preamble import needs_root, step_preamble
+from srt_planner.preamble import fingerprint_capture, needs_root, step_preamble
 from srt_planner.profiling import profile_for, profiling_env, worker_nsys_prefix
 from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
 from srt_schema.recipe import RestartPolicy, TRTLLMBackend, VLLMBackend
@@ -180,7 +180,15 @@ def build_workers(
             suffix = f"_e{proc.engine}" if proc.engine else ""
             name = f"{primary}{suffix}"
             log = f"{proc.node}_{role.name}_w{endpoint.index}{suffix}.out"
-            preamble = step_preamble(ctx, install=True) + _failover_preamble(ctx, engine, proc)
+            # One fingerprint per worker (its leader; shadow engines share the worker's host).
+            capture = (
+                fingerprint_capture(ctx, role.name, endpoint.index)
+                if proc.is_leader and proc.engine == 0
+                else ()
+            )
+            preamble = (
+                step_preamble(ctx, install=True) + capture + _failover_preamble(ctx, engine, proc)
+            )
             base = SrunStep(
                 step_name=name,
                 nodes=(proc.node,),

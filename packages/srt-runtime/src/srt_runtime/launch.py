@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -70,11 +71,15 @@ def resolve_log_path(log_dir: Path, log_file: str) -> Path:
     return path if path.is_absolute() else log_dir / path
 
 
-def build_local_argv(argv: tuple[str, ...], python: str) -> list[str]:
-    """Container runtime ``none``: a leading ``python``/``python3`` runs with ``python``."""
-    if argv and argv[0] in ("python", "python3"):
-        return [python, *argv[1:]]
-    return list(argv)
+def build_local_argv(
+    argv: tuple[str, ...], python: str, preamble: tuple[str, ...] = ()
+) -> list[str]:
+    """Container runtime ``none``: a leading ``python``/``python3`` runs with ``python``; a
+    step with a ``preamble`` runs it first (``bash -c "<preamble> && exec <argv>"``)."""
+    program = [python, *argv[1:]] if argv and argv[0] in ("python", "python3") else list(argv)
+    if not preamble:
+        return program
+    return ["bash", "-c", " && ".join([*preamble, "exec " + shlex.join(program)])]
 
 
 def build_env(
@@ -153,7 +158,7 @@ class LocalLauncher:
     def start(self, spec: ProcessSpec) -> LocalHandle:
         log_path = resolve_log_path(self._log_dir, spec.log_file)
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        argv = build_local_argv(spec.argv, self._python)
+        argv = build_local_argv(spec.argv, self._python, spec.preamble)
         env = build_env(self._base_env, spec.env, self._python)
         try:
             with log_path.open("ab") as log:

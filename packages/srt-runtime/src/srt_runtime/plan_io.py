@@ -9,6 +9,7 @@ import msgspec
 
 from srt_planner import PlannerError, expand_hostlist, plan_job
 from srt_planner.plan import JobPlan
+from srt_planner.post_eval import build_eval_request
 from srt_runtime.errors import PlanLoadError
 from srt_runtime.facts import read_facts
 from srt_runtime.files import write_atomic
@@ -38,7 +39,8 @@ def plan_from_job_dir(
     job_dir: Path, environ: Mapping[str, str], *, cwd: Path, serve_only: bool = False
 ) -> JobPlan:
     """Plan the job in its allocation: ``read_facts(environ)`` once, the recipe the job was
-    submitted with (``job_dir/config.yaml``), the cluster config, then ``plan_job``."""
+    submitted with (``job_dir/config.yaml``), the cluster config, RUN_EVAL / EVAL_ONLY from
+    ``environ``, then ``plan_job``."""
     facts = read_facts(environ)
     config = job_dir / "config.yaml"
     try:
@@ -69,6 +71,7 @@ def plan_from_job_dir(
             addresses=addresses,
             log_dir=str(job_dir / "logs"),
             serve_only=serve_only,
+            eval_request=build_eval_request(environ),
         )
     except (SchemaError, PlannerError) as exc:
         raise PlanLoadError(f"cannot plan job {facts.job_id} from {config}: {exc}") from exc

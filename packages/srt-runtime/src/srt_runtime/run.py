@@ -24,7 +24,9 @@ from srt_runtime.lockfile import update_lockfile
 from srt_runtime.stages import (
     group_phase,
     run_benchmark,
+    run_eval_only,
     run_health_gate,
+    run_identity_check,
     run_phase,
     run_post_eval,
     wait_terminal,
@@ -67,7 +69,7 @@ class _StageTracker:
         self.inner.emit(stage, status, message, exit_code)
 
 
-def _stages(sup: Supervisor, sink: StatusSink) -> int:
+def _stages(sup: Supervisor, sink: StatusSink, job_dir: Path) -> int:
     run_phase(sup, sink, "host_setup")
     run_phase(sup, sink, "infra")
     run_phase(sup, sink, "before_workers")
@@ -75,6 +77,7 @@ def _stages(sup: Supervisor, sink: StatusSink) -> int:
     run_phase(sup, sink, "frontends")
     run_health_gate(sup, sink)
     sup.log.info("Frontend: %s (model %s)", sup.plan.frontend_url, sup.plan.served_model_name)
+    run_identity_check(sup, job_dir)
     run_phase(sup, sink, "after_frontend")
     run_phase(sup, sink, "telemetry")
     code = _finish(sup, sink)
@@ -85,6 +88,8 @@ def _stages(sup: Supervisor, sink: StatusSink) -> int:
 
 
 def _finish(sup: Supervisor, sink: StatusSink) -> int:
+    if sup.plan.eval_only:
+        return run_eval_only(sup, sink)
     code = run_benchmark(sup, sink)
     if code == 0:
         run_post_eval(sup, sink)
@@ -104,9 +109,12 @@ def _exit_culprit(sup: Supervisor, code: int) -> Failure | None:
     """For a non-zero exit without a failure: the benchmark (or terminal service) it came from."""
     if code == 0:
         return None
+    result_phase = "post_eval" if sup.plan.eval_only else "benchmark"
     for proc in reversed(sup.procs):
-        if (proc.spec.phase == "benchmark" or proc.spec.terminal) and proc.exit_code == code:
-            what = "the benchmark" if proc.spec.phase == "benchmark" else "a terminal service"
+        if (proc.spec.phase == result_phase or proc.spec.terminal) and proc.exit_code == code:
+            what = {"benchmark": "the benchmark", "post_eval": "the eval-only evaluation"}.get(
+                proc.spec.phase, "a terminal service"
+            )
             return Failure(
                 what=proc.spec.name,
                 node=proc.node,
@@ -171,7 +179,7 @@ def run_job(
     guards = arm_teardown(sup) if armed else {}
     try:
         write_generated_files(plan, log_dir)
-        code = _stages(sup, sink)
+        code = _stages(sup, sink, job_dir)
     except AbortError:
         code = 1
     except (StageError, LaunchError) as exc:

@@ -8,16 +8,33 @@ That is also how the planner expresses ``sequential_node_start`` (one ``order`` 
 from __future__ import annotations
 
 import itertools
+import logging
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from srt_planner.plan import JobPlan, ProcessSpec, StartPhase
+import msgspec
+import yaml
+
+from srt_planner.plan import JobPlan, ProcessSpec, StartPhase, TcpProbe
 from srt_runtime.errors import StageError
 from srt_runtime.files import write_atomic
 from srt_runtime.health import wait_healthy
 from srt_runtime.launch import resolve_log_path
+from srt_runtime.lockfile import update_lockfile
+from srt_runtime.probe_check import check_probe
 from srt_runtime.probes import wait_ready
 from srt_runtime.process import Proc, is_oneshot
 from srt_runtime.progress import ProgressRelay
+from srt_runtime.reporting.fingerprint import capture_script
+from srt_runtime.reporting.identity import (
+    ObservedIdentity,
+    Verification,
+    observed_from_fingerprint,
+    read_framework_versions,
+    render_banner,
+    verify_identity,
+)
+from srt_runtime.reporting.lock_sections import first_fingerprint, read_fingerprints
 from srt_runtime.status import Stage, StatusSink
 from srt_runtime.supervisor import Supervisor
 
@@ -25,7 +42,9 @@ __all__ = [
     "PHASE_STAGE",
     "group_phase",
     "run_benchmark",
+    "run_eval_only",
     "run_health_gate",
+    "run_identity_check",
     "run_phase",
     "run_post_eval",
     "wait_terminal",
@@ -53,11 +72,14 @@ def group_phase(plan: JobPlan, phase: StartPhase) -> list[list[ProcessSpec]]:
 
 
 def write_generated_files(plan: JobPlan, log_dir: Path) -> None:
-    """Write every ``GeneratedFile`` of the plan (nginx.conf, engine YAML, bench config...)."""
+    """Write every ``GeneratedFile`` of the plan (nginx.conf, engine YAML, bench config...) and
+    the fingerprint capture script the worker preambles run."""
     for item in plan.files:
         path = resolve_log_path(log_dir, item.path)
         write_atomic(path, item.content.encode())
         path.chmod(item.mode)
+    if plan.fingerprint_script is not None:
+        write_atomic(resolve_log_path(log_dir, plan.fingerprint_script), capture_script().encode())
 
 
 def _wait_oneshots(sup: Supervisor, procs: list[Proc], phase: StartPhase, *, fatal: bool) -> None:
@@ -107,12 +129,37 @@ def run_health_gate(sup: Supervisor, sink: StatusSink) -> None:
     wait_healthy(sup, sup.plan.health)
 
 
-def run_benchmark(sup: Supervisor, sink: StatusSink) -> int | None:
-    """Run the benchmark process(es) in order; the job's exit code, or None if there is none."""
-    specs = [s for group in group_phase(sup.plan, "benchmark") for s in group]
-    if not specs:
+def run_identity_check(sup: Supervisor, job_dir: Path) -> Verification | None:
+    """After the health gate: the recipe's ``identity`` against the first worker fingerprint
+    (telemetry-bench-reporting.md §3.6). Only ever warns; the result goes to the sweep log and
+    to ``recipe.lock.yaml`` as ``lock.verification``."""
+    declared = sup.plan.identity
+    if declared is None:
         return None
-    sink.emit("benchmark", "running")
+    fingerprint = first_fingerprint(read_fingerprints(sup.log_dir))
+    if fingerprint is not None:
+        seen = observed_from_fingerprint(fingerprint)
+    elif sup.plan.container_runtime == "none":
+        # No worker fingerprint, but the workers run in this interpreter's environment.
+        seen = ObservedIdentity(frameworks=read_framework_versions(declared.frameworks))
+    else:
+        seen = ObservedIdentity()
+    verification = verify_identity(declared, seen)
+    if verification is None:
+        return None
+    level = logging.WARNING if verification.failed else logging.INFO
+    for line in render_banner(verification):
+        sup.log.log(level, "%s", line)
+    try:
+        update_lockfile(job_dir, verification=msgspec.to_builtins(verification))
+    except (OSError, yaml.YAMLError) as exc:
+        sup.log.warning("Identity verification not recorded in recipe.lock.yaml: %s", exc)
+    return verification
+
+
+def _run_to_completion(sup: Supervisor, specs: list[ProcessSpec]) -> int:
+    """Run one-shot ``specs`` in order, relaying their progress lines; the first non-zero exit
+    code (or 0). A step that outlives its ``timeout_seconds`` fails the stage."""
     code = 0
     for spec in specs:
         proc = sup.start(spec)
@@ -126,23 +173,76 @@ def run_benchmark(sup: Supervisor, sink: StatusSink) -> int | None:
         relay.poll()
         if not proc.done.is_set():
             raise StageError(
-                f"benchmark {spec.name} did not finish within "
+                f"{spec.kind} {spec.name} did not finish within "
                 f"{spec.timeout_seconds:g} s; see {proc.log_path}",
                 process=spec.name,
             )
         code = proc.exit_code if proc.exit_code is not None else 1
-        sup.log.info("Benchmark %s exited with code %d", spec.name, code)
+        sup.log.info("%s exited with code %d", spec.name, code)
         if code != 0:
             break
     return code
 
 
+def run_benchmark(sup: Supervisor, sink: StatusSink) -> int | None:
+    """Run the benchmark process(es) in order; the job's exit code, or None if there is none."""
+    specs = [s for group in group_phase(sup.plan, "benchmark") for s in group]
+    if not specs:
+        return None
+    sink.emit("benchmark", "running")
+    return _run_to_completion(sup, specs)
+
+
+def run_eval_only(sup: Supervisor, sink: StatusSink) -> int:
+    """EVAL_ONLY: the ``post_eval`` process instead of a benchmark; its exit code is the job's."""
+    specs = [s for group in group_phase(sup.plan, "post_eval") for s in group]
+    if not specs:
+        raise StageError("EVAL_ONLY is set but the plan has no post_eval process")
+    sink.emit("post_eval", "running", "Running eval-only evaluation")
+    return _run_to_completion(sup, specs)
+
+
+#: RUN_EVAL: how long the public endpoint may take to accept a connection before the eval.
+EVAL_REACH_SECONDS = 30.0
+
+
+def _endpoint_reachable(sup: Supervisor, url: str, timeout: float) -> bool:
+    parts = urlsplit(url)
+    probe = TcpProbe(
+        host=parts.hostname or "127.0.0.1",
+        port=parts.port or 80,
+        timeout_seconds=timeout,
+        interval_seconds=0.5,
+    )
+    return sup.wait_for(lambda: check_probe(probe, sup.log_dir), timeout)
+
+
 def run_post_eval(sup: Supervisor, sink: StatusSink) -> None:
-    """Post-benchmark evaluation: its failure is a warning, the benchmark result stands."""
+    """RUN_EVAL, after a benchmark that exited 0: a quick TCP check of the public endpoint, then
+    the eval; a failure of either is a warning and the benchmark result stands."""
+    specs = [s for group in group_phase(sup.plan, "post_eval") for s in group]
+    if not specs:
+        return
+    if not _endpoint_reachable(sup, sup.plan.frontend_url, EVAL_REACH_SECONDS):
+        sup.log.warning(
+            "post_eval skipped: %s did not accept a connection within %g s (the benchmark "
+            "result stands)",
+            sup.plan.frontend_url,
+            EVAL_REACH_SECONDS,
+        )
+        return
+    sink.emit("post_eval", "running")
     try:
-        run_phase(sup, sink, "post_eval", fatal=False)
+        code = _run_to_completion(sup, specs)
     except StageError as exc:
         sup.log.warning("post_eval failed (the benchmark result stands): %s", exc)
+        return
+    if code != 0:
+        sup.log.warning(
+            "post_eval exited with code %d (the benchmark result stands); see %s",
+            code,
+            resolve_log_path(sup.log_dir, specs[-1].log_file),
+        )
 
 
 def wait_terminal(sup: Supervisor, sink: StatusSink) -> int | None:

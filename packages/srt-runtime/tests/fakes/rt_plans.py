@@ -83,8 +83,10 @@ def plan(
     serve_only: bool = False,
     teardown: tuple[ProcessSpec, ...] = (),
     files: tuple[GeneratedFile, ...] = (),
+    **fields: Any,
 ) -> JobPlan:
-    """A local JobPlan around ``processes``."""
+    """A local JobPlan around ``processes`` (``fields``: further JobPlan fields)."""
+    fields.setdefault("frontend_url", "http://127.0.0.1:1")
     return JobPlan(
         job_id="4242",
         job_name="test-job",
@@ -95,10 +97,10 @@ def plan(
         processes=processes,
         files=files,
         health=health or HealthGate(family="none", url=""),
-        frontend_url="http://127.0.0.1:1",
         served_model_name="test-model",
         serve_only=serve_only,
         teardown=teardown,
+        **fields,
     )
 
 

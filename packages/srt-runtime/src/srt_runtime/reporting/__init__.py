@@ -1,5 +1,6 @@
 """Results that leave the cluster: status API, live log streaming, S3 upload, AI analysis,
-post_eval dispatch, identity verification and worker fingerprints.
+identity verification and worker fingerprints (the post_eval step is planned by
+``srt_planner.post_eval``).
 
 Every entry point that touches the network is bounded in time and returns a result instead of
 raising, so reporting can never change a job's exit code or delay it beyond the documented

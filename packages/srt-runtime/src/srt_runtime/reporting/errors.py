@@ -2,13 +2,13 @@
 
 Reporting never changes a job's outcome: the public ``run_``/``upload_``/``send`` entry points
 return a result that names the failure instead of raising. These exceptions are raised only for
-bad *input* handed to the pure builders (a malformed ``post_eval.passthrough_env`` entry, a
-``reporting.s3`` block with no bucket...), which callers should surface at load or dry-run time.
+bad *input* handed to the pure builders (a ``reporting.s3`` block with no bucket, a token
+variable name that is not a name...), which callers should surface at load or dry-run time.
 """
 
 from __future__ import annotations
 
-__all__ = ["PostEvalConfigError", "ReportingConfigError", "ReportingError"]
+__all__ = ["ReportingConfigError", "ReportingError"]
 
 
 class ReportingError(Exception):
@@ -17,7 +17,3 @@ class ReportingError(Exception):
 
 class ReportingConfigError(ReportingError):
     """A ``reporting`` block cannot be used as written (the message names the field and fix)."""
-
-
-class PostEvalConfigError(ReportingError):
-    """``post_eval`` cannot be dispatched as written (the message names the field and fix)."""
