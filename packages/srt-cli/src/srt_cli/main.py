@@ -31,6 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "schema": ("schema", "Print the recipe (or srtslurm.yaml) JSON Schema, for editors."),
     "status": ("status", "Stage, workers ready, benchmark phase and results of one job."),
+    "status-server": (
+        "status_server",
+        "Run a local status collector that reporting.status.endpoint can point at.",
+    ),
     "validate": ("validate", "Load and plan recipes; print nothing but errors."),
 }
 

@@ -1,0 +1,368 @@
+"""The collector's wire format, validated (pure): job bodies, query strings, upload parameters.
+
+Telemetry-bench-reporting.md §3.1 and §3.2. Every function here takes text or bytes and returns
+a frozen value or raises :class:`ApiError` (422 for a value that is not allowed, 400 for an
+upload ``file`` that would leave its folder) whose detail names the field, the bad value and
+what is allowed. Unknown body fields and query parameters are refused, not ignored: a typo must
+not be silently dropped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Final
+from urllib.parse import parse_qs
+
+from srt_cli.collector.errors import ApiError
+
+__all__ = [
+    "JOB_STAGES",
+    "JOB_STATUSES",
+    "MAX_BODY",
+    "MAX_EVENTS_LIMIT",
+    "MAX_PER_PAGE",
+    "CaptureChunk",
+    "CreateRequest",
+    "EventsQuery",
+    "ListQuery",
+    "LogChunk",
+    "UpdateRequest",
+    "parse_capture_query",
+    "parse_create",
+    "parse_events_query",
+    "parse_job_id",
+    "parse_list_query",
+    "parse_log_query",
+    "parse_update",
+]
+
+JOB_STATUSES: Final = (
+    "submitted",
+    "starting",
+    "workers",
+    "frontend",
+    "benchmark",
+    "completed",
+    "failed",
+    "timeout",
+)
+JOB_STAGES: Final = (
+    "starting",
+    "head_infrastructure",
+    "preflight",
+    "workers",
+    "frontend",
+    "benchmark",
+    "cleanup",
+)
+#: Largest request body accepted (one log chunk of the streamer is at most this).
+MAX_BODY: Final = 1024 * 1024
+MAX_PER_PAGE: Final = 100
+MAX_EVENTS_LIMIT: Final = 1000
+
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
+_SEGMENT = re.compile(r"out-\d+\.parquet")
+_INT64 = 2**63
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateRequest:
+    """``POST /api/jobs``: the submit record."""
+
+    job_id: str
+    job_name: str
+    submitted_at: str
+    cluster: str | None = None
+    recipe: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpdateRequest:
+    """``PUT /api/jobs/{id}``: one lifecycle event; None means "not sent"."""
+
+    status: str
+    updated_at: str
+    stage: str | None = None
+    message: str | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    exit_code: int | None = None
+    logs_url: str | None = None
+    metadata: dict[str, Any] | None = None
+    artifacts: dict[str, Any] | None = None
+    benchmark_results: dict[str, Any] | list[Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListQuery:
+    page: int
+    per_page: int
+    status: str | None
+    cluster: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventsQuery:
+    after: int
+    limit: int
+    job_id: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogChunk:
+    file: str
+    offset: int
+    final: bool
+    cluster: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaptureChunk:
+    file: str
+    offset: int
+    total: int
+    cluster: str | None
+
+
+def _invalid(detail: str) -> ApiError:
+    return ApiError(422, detail)
+
+
+def _one_of(values: tuple[str, ...]) -> str:
+    return "one of " + ", ".join(values)
+
+
+def parse_job_id(raw: str, where: str = "job id") -> str:
+    """A job id that is safe in a URL and as a folder name (Slurm ids, ``local-…`` ids)."""
+    if not _JOB_ID.fullmatch(raw):
+        raise _invalid(
+            f"{where} {raw!r} is not a job id: use 1-128 letters, digits, '.', '_', '+' or '-', "
+            "starting with a letter or digit"
+        )
+    return raw
+
+
+def _object(body: bytes) -> dict[str, Any]:
+    try:
+        doc = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _invalid(f"the body is not JSON: {exc}; send a JSON object") from exc
+    if not isinstance(doc, dict):
+        raise _invalid(f"the body is a JSON {type(doc).__name__}, not an object")
+    return doc
+
+
+def _check_fields(
+    doc: Mapping[str, Any], allowed: tuple[str, ...], required: tuple[str, ...]
+) -> None:
+    unknown = sorted(set(doc) - set(allowed))
+    if unknown:
+        raise _invalid(f"$.{unknown[0]}: unknown field; allowed: {', '.join(allowed)}")
+    for name in required:
+        if doc.get(name) is None:
+            raise _invalid(f"$.{name}: required field is missing")
+
+
+def _text(doc: Mapping[str, Any], name: str) -> str | None:
+    value = doc.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise _invalid(f"$.{name}: expected a string, got {json.dumps(value)}")
+
+
+def _time(doc: Mapping[str, Any], name: str) -> str | None:
+    value = _text(doc, name)
+    if value is None:
+        return None
+    try:
+        stamp = dt.datetime.fromisoformat(value)
+    except ValueError:
+        stamp = None
+    if stamp is None or stamp.tzinfo is None or "T" not in value:
+        raise _invalid(
+            f"$.{name}: {value!r} is not an ISO-8601 time with a time zone "
+            "(e.g. 2026-11-29T15:12:09Z)"
+        )
+    return value
+
+
+def _choice(doc: Mapping[str, Any], name: str, values: tuple[str, ...]) -> str | None:
+    value = _text(doc, name)
+    if value is not None and value not in values:
+        raise _invalid(f"$.{name}: {value!r} is not allowed; {_one_of(values)}")
+    return value
+
+
+def _mapping(doc: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    value = doc.get(name)
+    if value is None or isinstance(value, dict):
+        return value
+    raise _invalid(f"$.{name}: expected a JSON object, got {json.dumps(value)[:80]}")
+
+
+def parse_create(body: bytes) -> CreateRequest:
+    """The body of ``POST /api/jobs`` (srt_runtime.reporting.status.JobCreate)."""
+    doc = _object(body)
+    fields = ("job_id", "job_name", "submitted_at", "cluster", "recipe", "metadata")
+    _check_fields(doc, fields, ("job_id", "job_name", "submitted_at"))
+    job_id = _text(doc, "job_id")
+    assert job_id is not None  # required above
+    name, submitted = _text(doc, "job_name"), _time(doc, "submitted_at")
+    assert name is not None and submitted is not None
+    return CreateRequest(
+        job_id=parse_job_id(job_id, "$.job_id:"),
+        job_name=name,
+        submitted_at=submitted,
+        cluster=_text(doc, "cluster"),
+        recipe=_text(doc, "recipe"),
+        metadata=_mapping(doc, "metadata"),
+    )
+
+
+def parse_update(body: bytes) -> UpdateRequest:
+    """The body of ``PUT /api/jobs/{id}`` (srt_runtime.reporting.status.JobUpdate, plus the
+    collector-only ``artifacts`` and ``benchmark_results``)."""
+    doc = _object(body)
+    fields = (
+        "status",
+        "updated_at",
+        "stage",
+        "message",
+        "started_at",
+        "completed_at",
+        "exit_code",
+        "logs_url",
+        "metadata",
+        "artifacts",
+        "benchmark_results",
+    )
+    _check_fields(doc, fields, ("status", "updated_at"))
+    status, updated = _choice(doc, "status", JOB_STATUSES), _time(doc, "updated_at")
+    assert status is not None and updated is not None
+    exit_code = doc.get("exit_code")
+    if exit_code is not None and (
+        isinstance(exit_code, bool)
+        or not isinstance(exit_code, int)
+        or not -_INT64 <= exit_code < _INT64
+    ):
+        raise _invalid(f"$.exit_code: expected an integer, got {json.dumps(exit_code)}")
+    results = doc.get("benchmark_results")
+    if results is not None and not isinstance(results, dict | list):
+        raise _invalid(
+            f"$.benchmark_results: expected a JSON object or array, got {json.dumps(results)}"
+        )
+    return UpdateRequest(
+        status=status,
+        updated_at=updated,
+        stage=_choice(doc, "stage", JOB_STAGES),
+        message=_text(doc, "message"),
+        started_at=_time(doc, "started_at"),
+        completed_at=_time(doc, "completed_at"),
+        exit_code=exit_code,
+        logs_url=_text(doc, "logs_url"),
+        metadata=_mapping(doc, "metadata"),
+        artifacts=_mapping(doc, "artifacts"),
+        benchmark_results=results,
+    )
+
+
+def _params(query: str, allowed: tuple[str, ...]) -> dict[str, str]:
+    parsed = parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(parsed) - set(allowed))
+    if unknown:
+        raise _invalid(
+            f"unknown query parameter {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}"
+        )
+    for name, values in parsed.items():
+        if len(values) > 1:
+            raise _invalid(f"query parameter {name!r} is given {len(values)} times; give it once")
+    return {name: values[0] for name, values in parsed.items()}
+
+
+def _integer(params: Mapping[str, str], name: str, default: int | None, lo: int, hi: int) -> int:
+    raw = params.get(name)
+    if raw is None:
+        if default is None:
+            raise _invalid(f"query parameter {name!r} is required")
+        return default
+    value = int(raw) if raw.isascii() and raw.isdigit() else None
+    if value is None or not lo <= value <= hi:
+        upper = "" if hi >= _INT64 - 1 else f" to {hi}"
+        raise _invalid(f"query parameter {name}={raw!r}: expected an integer from {lo}{upper}")
+    return value
+
+
+def _optional(params: Mapping[str, str], name: str) -> str | None:
+    return params.get(name) or None
+
+
+def parse_list_query(query: str) -> ListQuery:
+    """``GET /api/jobs?page=1&per_page=50&status=&cluster=`` (per_page at most 100)."""
+    params = _params(query, ("page", "per_page", "status", "cluster"))
+    status = _optional(params, "status")
+    if status is not None and status not in JOB_STATUSES:
+        raise _invalid(f"query parameter status={status!r} is not allowed; {_one_of(JOB_STATUSES)}")
+    return ListQuery(
+        page=_integer(params, "page", 1, 1, _INT64 - 1),
+        per_page=_integer(params, "per_page", 50, 1, MAX_PER_PAGE),
+        status=status,
+        cluster=_optional(params, "cluster"),
+    )
+
+
+def parse_events_query(query: str, *, feed: bool) -> EventsQuery:
+    """``…/events?after=0&limit=100`` (limit at most 1000); the global feed also takes job_id."""
+    params = _params(query, ("after", "limit", "job_id") if feed else ("after", "limit"))
+    job_id = _optional(params, "job_id")
+    return EventsQuery(
+        after=_integer(params, "after", 0, 0, _INT64 - 1),
+        limit=_integer(params, "limit", 100, 1, MAX_EVENTS_LIMIT),
+        job_id=None if job_id is None else parse_job_id(job_id, "query parameter job_id:"),
+    )
+
+
+def _relative(raw: str | None) -> str:
+    if not raw:
+        raise _invalid("query parameter 'file' is required")
+    path = PurePosixPath(raw)
+    parts = raw.split("/")
+    if path.is_absolute() or ".." in parts:
+        raise ApiError(
+            400, f"file={raw!r} must be a path relative to the job's log folder, without '..'"
+        )
+    if "\x00" in raw or any(part in ("", ".") for part in parts):
+        raise _invalid(f"file={raw!r} has an empty or '.' path component or a NUL byte")
+    return raw
+
+
+def parse_log_query(query: str) -> LogChunk:
+    """``POST /api/jobs/{id}/logs?file=<rel>&offset=<n>[&final=1][&cluster=]``."""
+    params = _params(query, ("file", "offset", "final", "cluster"))
+    final = params.get("final")
+    if final not in (None, "0", "1"):
+        raise _invalid(f"query parameter final={final!r}: expected 1 (or 0)")
+    return LogChunk(
+        file=_relative(params.get("file")),
+        offset=_integer(params, "offset", None, 0, _INT64 - 1),
+        final=final == "1",
+        cluster=_optional(params, "cluster"),
+    )
+
+
+def parse_capture_query(query: str) -> CaptureChunk:
+    """``POST /api/jobs/{id}/captures?file=out-N.parquet&offset=<n>&total=<size>``."""
+    params = _params(query, ("file", "offset", "total", "cluster"))
+    name = _relative(params.get("file"))
+    if not _SEGMENT.fullmatch(name):
+        raise ApiError(400, f"file={name!r} is not a capture segment name (out-<N>.parquet)")
+    offset = _integer(params, "offset", None, 0, _INT64 - 1)
+    total = _integer(params, "total", None, 0, _INT64 - 1)
+    if offset > total:
+        raise _invalid(f"offset {offset} is past total {total}")
+    return CaptureChunk(file=name, offset=offset, total=total, cluster=_optional(params, "cluster"))

@@ -1,0 +1,312 @@
+"""The collector's HTTP server: standard-library ``ThreadingHTTPServer`` around the route table.
+
+Per request, in this order: CORS preflight (OPTIONS) is answered without a token; then the
+bearer token is checked (except for reads of ``/`` and ``/api/health``), before anything of the
+body is read and before routing, so an unauthenticated caller learns nothing about routes or
+jobs; then ``Content-Length`` is checked (above 1 MiB is 413 without reading the body; a chunked
+body is 411); then the body is read and routed. GET and HEAD answers carry CORS headers for the
+allowed origins. Every request is reported through ``log`` (one line), never printed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from socketserver import TCPServer
+from typing import Final
+from urllib.parse import urlsplit
+
+from srt_cli.collector.auth import Tokens, check_request, check_startup, needs_auth
+from srt_cli.collector.cors import check_origins, cors_headers, preflight_headers
+from srt_cli.collector.errors import ApiError, CollectorStartError
+from srt_cli.collector.protocol import MAX_BODY
+from srt_cli.collector.routes import App, Request, Response, error_response, handle
+from srt_cli.collector.store import StatusStore
+from srt_cli.collector.uploads import UploadStore, uploads_root
+
+__all__ = ["Collector", "CollectorSettings", "open_collector"]
+
+#: ``log(line)``: one line per request and per server-side failure.
+LineLog = Callable[[str], None]
+
+#: Seconds an idle keep-alive connection is kept open.
+IDLE_TIMEOUT: Final = 30.0
+#: After a refusal that comes before the body is read (401, 403, 413), at most this many bytes of
+#: it are read and dropped (with a short timeout) so the client sees the answer instead of a
+#: connection reset.
+_DRAIN_LIMIT: Final = 8 * MAX_BODY
+_DRAIN_TIMEOUT: Final = 1.0
+
+
+def _no_log(line: str) -> None:
+    """A :data:`LineLog` that drops everything."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollectorSettings:
+    """Everything the collector is started with (tokens already read from the environment)."""
+
+    db_path: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    tokens: Tokens = field(default_factory=lambda: Tokens(write=None, read=None))
+    allow_unauthenticated: bool = False
+    cors_origins: tuple[str, ...] = ()
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 64
+    #: Set by :func:`open_collector` once the database is open, before serving.
+    app: App
+
+    def __init__(
+        self, settings: CollectorSettings, log: LineLog, family: socket.AddressFamily
+    ) -> None:
+        self.address_family = family
+        self.settings = settings
+        self.log = log
+        super().__init__((settings.host, settings.port), _Handler)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # socketserver would print a traceback to stderr (a client that went away mid-answer).
+        exc = sys.exc_info()[1]
+        self.log(f"error: connection {client_address}: {type(exc).__name__}: {exc}")
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind resolves the host's FQDN (a DNS lookup); the name is unused.
+        TCPServer.server_bind(self)
+        self.server_name = self.settings.host
+        self.server_port = int(self.server_address[1])
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = IDLE_TIMEOUT
+    server_version = "srtctl-status-server"
+    sys_version = ""
+    server: _HTTPServer
+    #: Whether the current request's body has been read off the connection.
+    _body_read = False
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in two writes; without this, Nagle's algorithm and the
+        # client's delayed ACK add about 40 ms to every answer.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: object) -> None:
+        self.server.log(f"{self.client_address[0]} {format % args}")
+
+    # One dispatcher for every method: auth, size and routing rules do not depend on it.
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    def do_HEAD(self) -> None:
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def do_PUT(self) -> None:
+        self._dispatch()
+
+    def do_DELETE(self) -> None:
+        self._dispatch()
+
+    def do_PATCH(self) -> None:
+        self._dispatch()
+
+    def do_OPTIONS(self) -> None:
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        settings = self.server.settings
+        parts = urlsplit(self.path)
+        origin = self.headers.get("Origin")
+        self._body_read = False
+        try:
+            if self.command == "OPTIONS":
+                headers = preflight_headers(
+                    settings.cors_origins, origin, self.headers.get("Access-Control-Request-Method")
+                )
+                response = Response(status=204, body=b"", headers=headers)
+            else:
+                if needs_auth(self.command, parts.path):
+                    check_request(settings.tokens, self.command, self.headers.get("Authorization"))
+                body = self._read_body()
+                request = Request(
+                    method=self.command, path=parts.path, query=parts.query, body=body
+                )
+                response = handle(request, self.server.app)
+        except ApiError as error:
+            response = error_response(error)
+        except Exception as exc:  # a bug or a broken disk: answer 500, report it, keep serving
+            self.server.log(
+                f"error: {self.command} {parts.path} failed: {type(exc).__name__}: {exc}"
+            )
+            response = error_response(ApiError(500, f"internal error: {type(exc).__name__}"))
+        if self.command in ("GET", "HEAD"):
+            extra = cors_headers(settings.cors_origins, self.command, origin)
+            response = Response(
+                status=response.status,
+                body=response.body,
+                content_type=response.content_type,
+                headers={**response.headers, **extra},
+            )
+        unread = self._unread_body()
+        if unread:
+            # Refused before the body was read (401, 403, 413, ...): what is left of the body
+            # must not be parsed as the next request, so the connection ends after the answer.
+            self.close_connection = True
+        self._send(response)
+        if unread:
+            self._drain(unread)
+
+    def _unread_body(self) -> int:
+        """How much of a body is still unread (at most the drain limit when unknown)."""
+        if self._body_read:
+            return 0
+        if self.headers.get("Transfer-Encoding"):
+            return _DRAIN_LIMIT
+        raw = (self.headers.get("Content-Length") or "0").strip()
+        return int(raw) if raw.isdigit() else _DRAIN_LIMIT
+
+    def _read_body(self) -> bytes:
+        """The body within the size limit, or :class:`ApiError` (411, 400, 413)."""
+        if self.headers.get("Transfer-Encoding"):
+            raise ApiError(411, "send the body with a Content-Length (chunked bodies are refused)")
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            self._body_read = True
+            return b""
+        length = int(raw) if raw.strip().isdigit() else -1
+        if length < 0:
+            raise ApiError(400, f"Content-Length {raw!r} is not a byte count")
+        if length > MAX_BODY:
+            raise ApiError(
+                413,
+                f"the body is {length} bytes; the collector accepts at most {MAX_BODY} "
+                "(send log chunks of at most 1 MiB)",
+            )
+        body = self.rfile.read(length)
+        self._body_read = True
+        if len(body) != length:
+            self.close_connection = True
+            raise ApiError(400, f"the body ended after {len(body)} of {length} bytes")
+        return body
+
+    def _send(self, response: Response) -> None:
+        self.send_response(response.status)
+        for key, value in response.headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.send_header("Cache-Control", "no-store")
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and response.body:
+            self.wfile.write(response.body)
+
+    def _drain(self, length: int) -> None:
+        # Reading and dropping (never keeping) what the client is still sending: without this the
+        # kernel resets the connection and the client never sees the answer.
+        left = min(length, _DRAIN_LIMIT)
+        self.connection.settimeout(_DRAIN_TIMEOUT)
+        try:
+            while left > 0:
+                got = self.rfile.read1(min(left, 64 * 1024))
+                if not got:
+                    return
+                left -= len(got)
+        except OSError:  # the client stopped sending or went away: nothing left to protect
+            return
+
+
+class Collector:
+    """A collector bound to its port with its database open; :meth:`serve_forever` serves."""
+
+    def __init__(self, server: _HTTPServer, store: StatusStore) -> None:
+        self._server = server
+        self._store = store
+        host, port = server.settings.host, server.server_port
+        shown = f"[{host}]" if ":" in host else host
+        #: The base URL to give ``reporting.status.endpoint`` (the real port when 0 was asked).
+        self.url = f"http://{shown}:{port}"
+        self.port = port
+        self.db_path = store.path
+        self.uploads_root = server.app.uploads.root
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Serve until :meth:`shutdown` is called from another thread (or an exception)."""
+        self._server.serve_forever(poll_interval=poll_interval)
+
+    def shutdown(self) -> None:
+        """Make :meth:`serve_forever` return; call from another thread."""
+        self._server.shutdown()
+
+    def close(self) -> None:
+        """Stop listening and close the database (requests still running get an error)."""
+        self._server.server_close()
+        self._store.close()
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def _bind_problem(settings: CollectorSettings, exc: OSError) -> str:
+    where = f"{settings.host}:{settings.port}"
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"--port {settings.port}: {where} is already in use; stop the other server or pick "
+            "another --port (0 picks a free one)"
+        )
+    if exc.errno == errno.EACCES:
+        return f"--port {settings.port}: not allowed to listen on {where}; use a port above 1023"
+    if exc.errno == errno.EADDRNOTAVAIL or isinstance(exc, socket.gaierror):
+        return (
+            f"--host {settings.host}: not an address of this machine ({exc.strerror or exc}); "
+            "use 127.0.0.1, 0.0.0.0 or one of this machine's addresses"
+        )
+    return f"cannot listen on {where}: {exc}"
+
+
+def open_collector(
+    settings: CollectorSettings,
+    *,
+    log: LineLog = _no_log,
+    clock: Callable[[], float] = time.time,
+) -> Collector:
+    """Check the settings, bind the port and open the database.
+
+    :class:`~srt_cli.collector.errors.CollectorConfigError` for settings that must not start
+    (no write token beyond loopback, a read token alone); :class:`CollectorStartError` when the
+    port or the database cannot be used.
+    """
+    check_startup(
+        settings.tokens, settings.host, allow_unauthenticated=settings.allow_unauthenticated
+    )
+    settings = dataclasses.replace(settings, cors_origins=check_origins(settings.cors_origins))
+    if not 0 <= settings.port <= 65535:
+        raise CollectorStartError(f"--port {settings.port}: not a TCP port (0-65535)")
+    db_path = settings.db_path.expanduser()
+    try:
+        server = _HTTPServer(settings, log, _family(settings.host))
+    except OSError as exc:
+        raise CollectorStartError(_bind_problem(settings, exc)) from exc
+    try:
+        store = StatusStore(db_path, clock=clock)
+    except CollectorStartError:
+        server.server_close()
+        raise
+    server.app = App(store=store, uploads=UploadStore(uploads_root(db_path)))
+    return Collector(server, store)
