@@ -64,6 +64,9 @@ class CollectorSettings:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 64
+    # With SO_REUSEPORT a second collector could share the port silently (some Python versions
+    # turn it on for HTTPServer); "already in use" must be an error.
+    allow_reuse_port = False
     #: Set by :func:`open_collector` once the database is open, before serving.
     app: App
 
