@@ -56,8 +56,8 @@ def test_an_unreadable_recipe_disables_reporting_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING):
-        recipe = read_job_recipe(tmp_path, {}, cwd=tmp_path, log=logging.getLogger("t"))
-    assert recipe is None
+        job = read_job_recipe(tmp_path, {}, cwd=tmp_path, log=logging.getLogger("t"))
+    assert job is None
     assert any("Reporting disabled" in r.getMessage() for r in caplog.records)
 
 

@@ -396,3 +396,19 @@ def test_apply_cluster_defaults_without_a_cluster_is_a_copy(make_recipe: Any) ->
     doc = make_recipe()
     out = apply_cluster_defaults(doc, None)
     assert out == doc and out is not doc
+
+
+# -- lockfiles -----------------------------------------------------------------------------------
+def test_a_lockfile_loads_as_its_recipe_and_keeps_its_lock_section(make_recipe: Any) -> None:
+    lock = {"version": 2, "fingerprints": {"agg_w0": {"arch": "x86_64"}}, "integrity": "ab"}
+    (job,) = load_recipe_document({**make_recipe(), "lock": lock}, file="r.lock.yaml")
+    assert job.lock == lock
+    assert "lock" not in job.document
+    (plain,) = load_recipe_document(make_recipe(), file="r.yaml")
+    assert plain.lock is None
+    assert plain.recipe == job.recipe
+
+
+def test_every_variant_of_a_locked_override_file_carries_the_lock(make_recipe: Any) -> None:
+    jobs = load_recipe_document({**_override_file(make_recipe), "lock": {"v": 1}}, file="o.yaml")
+    assert len(jobs) == 4 and all(j.lock == {"v": 1} for j in jobs)

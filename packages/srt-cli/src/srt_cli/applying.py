@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from srt_cli.pinning import Pin
     from srt_cli.planning import PlannedJob
     from srt_cli.session import Session
+    from srt_runtime.reporting.reproduce import ReproductionReference
     from srt_schema.load import LoadedJob
 
 __all__ = ["Applier"]
@@ -120,37 +121,42 @@ class Applier:
             )
         for pin in pins:
             self.say(f"pinned source: {pin.render()}")
+        import msgspec
+
         return (
-            type(job)(
-                name=job.name,
-                label=job.label,
-                variant=job.variant,
-                sweep_params=job.sweep_params,
-                recipe=reloaded.recipe,
-                document=reloaded.document,
-            ),
+            msgspec.structs.replace(job, recipe=reloaded.recipe, document=reloaded.document),
             pins,
         )
 
     # ------------------------------------------------------------------ files
 
-    def _files(
-        self, planned: PlannedJob, *, job_id: str, pins: list[Pin], plan_json: bool
-    ) -> dict[str, tuple[str, int]]:
-        import msgspec
+    def _metadata(self, planned: PlannedJob, job_id: str, now: dt.datetime) -> dict[str, Any]:
+        from srt_cli.jobfiles import build_metadata
 
-        from srt_cli.jobfiles import build_lock, build_metadata, config_text
-        from srt_cli.version import package_version
-
-        now = _now()
-        config = config_text(planned.job)
-        meta = build_metadata(
+        return build_metadata(
             planned,
             job_id=job_id,
             generated_at=now.strftime("%Y-%m-%d %H:%M:%S"),
             tags=self.tags,
             serve_only=self.serve_only,
         )
+
+    def _files(
+        self,
+        planned: PlannedJob,
+        *,
+        job_id: str,
+        pins: list[Pin],
+        plan_json: bool,
+        meta: dict[str, Any],
+        now: dt.datetime,
+    ) -> dict[str, tuple[str, int]]:
+        import msgspec
+
+        from srt_cli.jobfiles import build_lock, config_text
+        from srt_cli.version import package_version
+
+        config = config_text(planned.job)
         lock = build_lock(
             planned.job,
             config=config,
@@ -172,7 +178,69 @@ class Applier:
         if plan_json:
             text = msgspec.json.format(msgspec.json.encode(planned.plan)).decode() + "\n"
             files["plan.json"] = (text, 0o644)
+        reference = self._reference(planned.job)
+        if reference is not None:
+            from srt_runtime.reporting.reproduce import REFERENCE_FILE
+
+            text = msgspec.json.format(msgspec.json.encode(reference)).decode() + "\n"
+            files[REFERENCE_FILE] = (text, 0o644)
         return files
+
+    def _reference(self, job: LoadedJob) -> ReproductionReference | None:
+        """Re-running a lockfile: its fingerprints, for the run's reproduction report."""
+        from srt_runtime.reporting.lock_sections import build_integrity
+        from srt_runtime.reporting.reproduce import ReproductionReference
+
+        lock = job.lock
+        if lock is None or not isinstance(lock.get("fingerprints"), dict):
+            return None
+        integrity_ok = lock.get("integrity") == build_integrity(lock)
+        if integrity_ok:
+            self.say(
+                f"{job.label}: lock integrity verified; the run's fingerprints will be compared "
+                "with it (logs/reproduction-report.txt)"
+            )
+        else:
+            self.say(
+                f"warning: {job.label}: lock integrity check FAILED (the lock section may have "
+                "been edited); the run is still compared with it"
+            )
+        job_id = lock.get("job_id") or (lock.get("slurm") or {}).get("job_id")
+        return ReproductionReference(
+            source=job.label,
+            integrity_ok=integrity_ok,
+            job_id=str(job_id) if job_id else None,
+            fingerprints=lock["fingerprints"],
+        )
+
+    def _announce(
+        self, planned: PlannedJob, job_id: str, meta: dict[str, Any], now: dt.datetime
+    ) -> None:
+        """``POST /api/jobs`` to the status collectors, if the recipe names any (spec §3.1).
+
+        Bounded (2 attempts x 5 s per endpoint) and never fatal: a collector that is down only
+        costs a warning; the run still appears there when it starts.
+        """
+        import logging
+
+        from srt_runtime.reporting.status import JobCreate, announce_job
+
+        recipe = planned.job.recipe
+        status = recipe.reporting.status if recipe.reporting is not None else None
+        payload = JobCreate(
+            job_id=job_id,
+            job_name=planned.request.job_name,
+            submitted_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            cluster=self.session.effective.cluster,
+            recipe=planned.job.label,
+            metadata=meta,
+        )
+
+        def log(level: int, message: str) -> None:
+            if level >= logging.WARNING:
+                self.say(f"warning: {message}")
+
+        announce_job(status, payload, self.session.edge.environ, log=log)
 
     def _record(
         self, planned: PlannedJob, job_id: str, job_dir: Path, pins: list[Pin]
@@ -228,8 +296,12 @@ class Applier:
             output=staged_output(str(staging)),
         )
         job_dir = Path(session.output_base) / job_id
-        write_job_files(job_dir, self._files(planned, job_id=job_id, pins=pins, plan_json=False))
+        now = _now()
+        meta = self._metadata(planned, job_id, now)
+        files = self._files(planned, job_id=job_id, pins=pins, plan_json=False, meta=meta, now=now)
+        write_job_files(job_dir, files)
         (job_dir / "logs" / f"sweep_{job_id}.log").touch()
+        self._announce(planned, job_id, meta, now)
         self.say(f"job {job_id} submitted: {job_dir}")
         self.say(f"  logs:  tail -f {job_dir / 'logs' / f'sweep_{job_id}.log'}")
         self.say(f"  queue: squeue --job {job_id}")
@@ -302,7 +374,11 @@ class Applier:
         # The runtime and its programs (srt-telemetry, srt-bench) live next to the interpreter.
         environ = {**session.edge.environ, "PATH": preflight_path(session.edge, session.python)}
         job_dir = Path(session.output_base) / job_id
-        write_job_files(job_dir, self._files(planned, job_id=job_id, pins=pins, plan_json=True))
+        now = _now()
+        meta = self._metadata(planned, job_id, now)
+        files = self._files(planned, job_id=job_id, pins=pins, plan_json=True, meta=meta, now=now)
+        write_job_files(job_dir, files)
+        self._announce(planned, job_id, meta, now)
         self.say(f"running {planned.request.job_name} here as {job_id}: {job_dir}")
         command = shlex.join([session.python, "-m", "srt_runtime", "run", "--job-dir", "..."])
         self.say(f"  {command}")

@@ -122,8 +122,7 @@ def build_lock(
 
     ``lock.recipe_sha256`` is the SHA-256 of ``config.yaml`` exactly as written next to it.
     """
-    import yaml
-
+    from srt_runtime.reporting.lock_sections import build_integrity
     from srt_schema.yamlio import dump_yaml
 
     recipe = job.recipe
@@ -149,8 +148,7 @@ def build_lock(
         "recipe_sha256": hashlib.sha256(config.encode()).hexdigest(),
         "pinned_sources": list(pins),
     }
-    # integrity: SHA-256 of the YAML dump (keys sorted) of every other lock key (spec §4.1).
-    lock["integrity"] = hashlib.sha256(yaml.safe_dump(lock, sort_keys=True).encode()).hexdigest()
+    lock["integrity"] = build_integrity(lock)
     document = {**redact(job.document), "lock": lock}
     banner = (
         "# Lock section: written by srtctl apply; the job completes it at the end. Do not edit.\n"

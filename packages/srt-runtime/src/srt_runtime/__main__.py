@@ -20,6 +20,7 @@ from srt_runtime.launch import Launcher, LocalLauncher
 from srt_runtime.plan_io import plan_from_job_dir, read_plan, write_plan
 from srt_runtime.postrun import post_run_hook, read_job_recipe
 from srt_runtime.reporting.session import ReportingSession
+from srt_runtime.reporting.status_sink import build_started_metadata
 from srt_runtime.resources import build_resource_snapshot, write_resource_snapshot
 from srt_runtime.run import run_job
 from srt_runtime.srun import SrunLauncher
@@ -100,14 +101,28 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
-    recipe = read_job_recipe(job_dir, os.environ, cwd=Path.cwd(), log=logger)
+    job = read_job_recipe(job_dir, os.environ, cwd=Path.cwd(), log=logger)
+    started = (
+        build_started_metadata(
+            job.recipe,
+            plan,
+            log_dir=str(log_dir),
+            cluster=job.cluster_name,
+            affinity_cpus=snapshot.affinity_cpus,
+            cpu_warning=snapshot.warning,
+        )
+        if job is not None
+        else None
+    )
     session = ReportingSession.open(
-        recipe.reporting if recipe is not None else None,
+        job.recipe.reporting if job is not None else None,
         job_id=plan.job_id,
         job_dir=job_dir,
         environ=os.environ,
         local=FileStatusSink(job_dir, plan.job_id, clock),
         wall=clock.wall,
+        cluster=job.cluster_name if job is not None else None,
+        started_metadata=started,
         log=logger.log,
     )
     hook = post_run_hook(log_dir, session, python=sys.executable, log=logger)

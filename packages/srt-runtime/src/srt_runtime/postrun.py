@@ -13,27 +13,40 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from srt_runtime.files import write_atomic
 from srt_runtime.lockfile import update_lockfile
 from srt_runtime.reporting.lock_sections import build_lock_sections, read_fingerprints
+from srt_runtime.reporting.reproduce import REFERENCE_FILE, ReproductionReference, build_report
 from srt_runtime.reporting.session import ReportingSession
 from srt_schema import ClusterConfig, Recipe, SchemaError, load_recipe_text
 from srt_schema.discovery import find_cluster_config, read_cluster_config
 
 __all__ = [
     "DASHBOARD_TIMEOUT",
+    "JobRecipe",
     "build_dashboard",
     "post_run_hook",
     "read_job_recipe",
     "record_results",
+    "write_reproduction_report",
 ]
 
 #: Seconds the dashboard may take before it is abandoned.
 DASHBOARD_TIMEOUT = 120.0
 
 
+class JobRecipe(msgspec.Struct, frozen=True, kw_only=True):
+    """The job's recipe as loaded with its cluster config, and that config's cluster name."""
+
+    recipe: Recipe
+    cluster_name: str | None = None
+
+
 def read_job_recipe(
     job_dir: Path, environ: Mapping[str, str], *, cwd: Path, log: logging.Logger
-) -> Recipe | None:
+) -> JobRecipe | None:
     """The job's recipe (``config.yaml`` with the cluster config), for its reporting settings."""
     try:
         found = find_cluster_config(cwd, environ)
@@ -43,7 +56,9 @@ def read_job_recipe(
     except (OSError, SchemaError) as exc:
         log.warning("Reporting disabled: cannot read the job's recipe: %s", exc)
         return None
-    return jobs[0].recipe if len(jobs) == 1 else None
+    if len(jobs) != 1:
+        return None
+    return JobRecipe(recipe=jobs[0].recipe, cluster_name=cluster.cluster)
 
 
 def build_dashboard(log_dir: Path, *, python: str, log: logging.Logger) -> bool:
@@ -77,14 +92,44 @@ def _read_json(path: Path, log: logging.Logger) -> Any:
 
 
 def record_results(job_dir: Path, log_dir: Path, *, log: logging.Logger) -> None:
-    """The run's outcome into ``recipe.lock.yaml``: results, fingerprints, resources."""
+    """The run's outcome into ``recipe.lock.yaml``: results, fingerprints, resources; and, for
+    a run started from a lockfile, ``logs/reproduction-report.txt``."""
+    fingerprints = read_fingerprints(log_dir)
     sections = build_lock_sections(
-        fingerprints=read_fingerprints(log_dir) or None,
+        fingerprints=fingerprints or None,
         resource_snapshot=_read_json(log_dir / "resource_snapshot.json", log),
         results=_read_json(log_dir / "benchmark-rollup.json", log),
     )
     if sections:
         update_lockfile(job_dir, **sections)
+    write_reproduction_report(job_dir, log_dir, fingerprints, log=log)
+
+
+def write_reproduction_report(
+    job_dir: Path, log_dir: Path, fingerprints: Mapping[str, Any], *, log: logging.Logger
+) -> Path | None:
+    """Compare with the lock the job was applied from (``reproduce_from.json``), if any."""
+    source = job_dir / REFERENCE_FILE
+    try:
+        reference = msgspec.json.decode(source.read_bytes(), type=ReproductionReference)
+    except FileNotFoundError:
+        return None
+    except (OSError, msgspec.DecodeError) as exc:
+        log.warning("No reproduction report: %s: %s", source, exc)
+        return None
+    report = build_report(reference, fingerprints, job_id=job_dir.name)
+    path = log_dir / "reproduction-report.txt"
+    write_atomic(path, report.text.encode())
+    if report.issues:
+        log.warning(
+            "Reproduction report: %d differences from %s (%s)",
+            len(report.issues),
+            reference.source,
+            path,
+        )
+    else:
+        log.info("Reproduction report: matches %s (%s)", reference.source, path)
+    return path
 
 
 def post_run_hook(

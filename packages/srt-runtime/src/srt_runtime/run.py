@@ -172,7 +172,7 @@ def run_job(
         plan.launcher,
     )
     sink = _StageTracker(sink)
-    sink.emit("starting", "running")
+    sink.emit("starting", "running", f"Job started on {plan.node_roles.head}")
     update_lockfile(job_dir, job_id=plan.job_id, status="running", started_at=iso_utc(clock.wall()))
     code = 1
     armed = bool(group_phase(plan, "host_setup")) or bool(plan.teardown)

@@ -10,9 +10,11 @@ import time
 import typing
 from pathlib import Path
 
+import msgspec
 import pytest
 from rep_collector import closed_port_url, running_collector, silent_server
 
+from srt_planner import plan_job
 from srt_runtime.clock import SystemClock
 from srt_runtime.reporting._common import merge_endpoints
 from srt_runtime.reporting.errors import ReportingConfigError
@@ -20,12 +22,19 @@ from srt_runtime.reporting.status import (
     JobCreate,
     JobUpdate,
     StatusReporter,
+    announce_job,
     check_status_config,
     send_job_create,
 )
-from srt_runtime.reporting.status_sink import STAGE_MAP, RemoteStatusSink, build_job_update
+from srt_runtime.reporting.status_sink import (
+    STAGE_MAP,
+    RemoteStatusSink,
+    build_job_update,
+    build_started_metadata,
+)
 from srt_runtime.status import FileStatusSink, Stage
-from srt_schema.recipe import ReportingStatusConfig
+from srt_schema.cluster import ClusterConfig
+from srt_schema.recipe import Recipe, ReportingStatusConfig
 
 
 class Logs:
@@ -276,3 +285,68 @@ def test_status_and_streaming_do_not_load_boto3() -> None:
         "srt_runtime.reporting.status_sink; sys.exit(3 if 'boto3' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", lean], check=False, timeout=60).returncode == 0
+
+
+def test_announce_job_posts_the_record_with_the_named_token() -> None:
+    payload = JobCreate(job_id="4242", job_name="j", submitted_at="2026-12-01T00:00:00Z")
+    with running_collector() as (url, state):
+        config = ReportingStatusConfig(endpoints=(url + "/", url), token_env="MY_TOKEN")
+        assert announce_job(config, payload, {"MY_TOKEN": "s3cret"}, timeout=2) is True
+    (post,) = state.of("POST", "/api/jobs")
+    assert post.headers["Authorization"] == "Bearer s3cret"
+    assert json.loads(post.body)["job_id"] == "4242"
+    # Nothing configured: nothing sent, and the caller can tell.
+    assert announce_job(None, payload, {}) is None
+    assert announce_job(ReportingStatusConfig(), payload, {}) is None
+    logs = Logs()
+    closed = ReportingStatusConfig(endpoint=closed_port_url())
+    assert announce_job(closed, payload, {}, log=logs, timeout=1) is False
+    (warning,) = logs.at(logging.WARNING)
+    assert warning.endswith(
+        "failed after 2 attempts: ConnectError: [Errno 111] Connection "
+        "refused; the run will still appear when it starts"
+    )
+
+
+def test_started_metadata_describes_the_run() -> None:
+    recipe = msgspec.convert(
+        {
+            "schema": 2,
+            "name": "dis",
+            "model": {"path": "/m/qwen", "container": "c.sqsh", "precision": "fp8"},
+            "resources": {"gpu_type": "h100", "gpus_per_node": 8},
+            "engine": "vllm",
+            "frontend": {"type": "dynamo"},
+            "benchmark": {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
+            "roles": {"prefill": {"nodes": 1, "workers": 2}, "decode": {"nodes": 1, "workers": 1}},
+        },
+        Recipe,
+    )
+    plan = plan_job(recipe, ClusterConfig(), "n[0-1]", "7")
+    doc = build_started_metadata(
+        recipe, plan, log_dir="/out/7/logs", cluster="eos", affinity_cpus=16, cpu_warning=None
+    )
+    assert doc == {
+        "model": {"path": "/m/qwen", "precision": "fp8"},
+        "resources": {
+            "gpu_type": "h100",
+            "gpus_per_node": 8,
+            "decode_workers": 1,
+            "prefill_workers": 2,
+            "cpu_allocation": 16,
+            "cpu_check": "ok",
+        },
+        "benchmark": {"type": "sa-bench"},
+        "backend_type": "vllm",
+        "frontend_type": "dynamo",
+        "head_node": "n0",
+        "log_dir": "/out/7/logs",
+        "job_name": "dis",
+        "cluster": "eos",
+    }
+    bare = build_started_metadata(recipe, plan, log_dir="/l", cluster=None)
+    assert "cluster" not in bare and "cpu_check" not in bare["resources"]
+    warned = build_started_metadata(
+        recipe, plan, log_dir="/l", cluster=None, affinity_cpus=2, cpu_warning="low"
+    )
+    assert warned["resources"]["cpu_check"] == "warning"

@@ -45,6 +45,9 @@ class LoadedJob(msgspec.Struct, frozen=True, kw_only=True):
     recipe: Recipe
     #: The resolved raw mapping the job runs (written as ``config.yaml`` / ``config_<v>.yaml``).
     document: dict[str, Any]
+    #: The source's ``lock:`` section when the source is a lockfile (``recipe.lock.yaml`` of an
+    #: earlier run); it is not part of ``document``.
+    lock: dict[str, Any] | None = None
 
 
 def _recipe_node() -> dict[str, Any]:
@@ -103,7 +106,6 @@ def _load_flow(
     cluster: ClusterConfig | None,
     force_sweep: bool,
 ) -> list[LoadedJob]:
-    doc = {k: v for k, v in doc.items() if k != "lock"}
     issues = check_schema_version(doc, file=label)
     if issues:
         raise RecipeError(issues)
@@ -151,7 +153,29 @@ def load_recipe_document(
         raise RecipeError.single(
             file, "$", f"the top level must be a mapping (a recipe), got a {type(raw).__name__}"
         )
-    doc = apply_overrides(raw, tuple(overrides))
+    # A lockfile is a recipe (or override file) plus its `lock:` section, kept apart.
+    lock = raw.get("lock")
+    body = {k: v for k, v in raw.items() if k != "lock"}
+    jobs = _load_jobs(
+        apply_overrides(body, tuple(overrides)),
+        file=file,
+        cluster=cluster,
+        selector=selector,
+        force_sweep=force_sweep,
+    )
+    if not isinstance(lock, dict):
+        return jobs
+    return tuple(msgspec.structs.replace(job, lock=lock) for job in jobs)
+
+
+def _load_jobs(
+    doc: dict[str, Any],
+    *,
+    file: str,
+    cluster: ClusterConfig | None,
+    selector: str | None,
+    force_sweep: bool,
+) -> tuple[LoadedJob, ...]:
     if not is_override_file(doc):
         if selector is not None:
             raise RecipeError.single(

@@ -44,6 +44,7 @@ __all__ = [
     "JobStatus",
     "JobUpdate",
     "StatusReporter",
+    "announce_job",
     "check_status_config",
     "send_job_create",
 ]
@@ -376,3 +377,30 @@ def send_job_create(
                     )
                 break
     return accepted
+
+
+def announce_job(
+    config: ReportingStatusConfig | None,
+    payload: JobCreate,
+    environ: Mapping[str, str],
+    *,
+    log: LogFn = null_log,
+    timeout: float = DEFAULT_TIMEOUT,
+    transport: httpx.BaseTransport | None = None,
+) -> bool | None:
+    """The submit-side record for ``reporting.status``: :func:`send_job_create` to every usable
+    endpoint with the token from the variable ``token_env`` names. None when no endpoint is
+    configured (nothing sent); else whether any endpoint accepted it."""
+    if config is None:
+        return None
+    endpoints = usable_endpoints(merge_endpoints(config.endpoint, config.endpoints), log)
+    if not endpoints:
+        return None
+    return send_job_create(
+        endpoints,
+        payload,
+        token=token_from(environ, config.token_env),
+        timeout=timeout,
+        log=log,
+        transport=transport,
+    )

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from srt_planner.plan import JobPlan
 from srt_runtime.reporting._common import iso_utc
 from srt_runtime.reporting.status import JobStage, JobStatus, JobUpdate, StatusReporter
 from srt_runtime.status import Stage, StatusSink, StatusValue
+from srt_schema.recipe import Recipe
+from srt_schema.roles import engine_type, serving_engine
 
-__all__ = ["STAGE_MAP", "RemoteStatusSink", "build_job_update"]
+__all__ = ["STAGE_MAP", "RemoteStatusSink", "build_job_update", "build_started_metadata"]
 
 #: Supervisor stage -> (API status while running, API stage, default message). "Status" is the
 #: stage currently executing, reported on entering it.
@@ -34,6 +37,42 @@ STAGE_MAP: Mapping[Stage, tuple[JobStatus, JobStage, str]] = {
     "serving": ("frontend", "frontend", "Inference endpoint ready"),
     "cleanup": ("benchmark", "cleanup", "Cleaning up"),
 }
+
+
+def build_started_metadata(
+    recipe: Recipe,
+    plan: JobPlan,
+    *,
+    log_dir: str,
+    cluster: str | None,
+    affinity_cpus: int | None = None,
+    cpu_warning: str | None = None,
+) -> dict[str, Any]:
+    """The ``metadata`` of the first (``starting``) update, spec §3.1 (pure; nulls left out)."""
+    workers = {
+        f"{role}_workers": config.workers
+        for role, config in sorted(recipe.roles.items())
+        if role in ("prefill", "decode", "agg")
+    }
+    resources: dict[str, Any] = {
+        "gpu_type": recipe.resources.gpu_type,
+        "gpus_per_node": recipe.resources.gpus_per_node,
+        **workers,
+        "cpu_allocation": affinity_cpus,
+        "cpu_check": None if affinity_cpus is None else ("warning" if cpu_warning else "ok"),
+    }
+    doc: dict[str, Any] = {
+        "model": {"path": recipe.model.path, "precision": recipe.model.precision},
+        "resources": {k: v for k, v in resources.items() if v is not None},
+        "benchmark": {"type": recipe.benchmark.type},
+        "backend_type": engine_type(serving_engine(recipe)),
+        "frontend_type": recipe.frontend.type,
+        "head_node": plan.node_roles.head,
+        "log_dir": log_dir,
+        "job_name": plan.job_name,
+        "cluster": cluster,
+    }
+    return {k: v for k, v in doc.items() if v is not None}
 
 
 def build_job_update(
