@@ -46,3 +46,12 @@ def invoke() -> Invoke:
         return runner.invoke(cli, list(args), input=input, env=env, catch_exceptions=False)
 
     return run
+
+
+@pytest.fixture
+def no_slurm_path(tmp_path: Path) -> dict[str, str]:
+    """A PATH with bash (the service needs it) and no sbatch (this machine may have one)."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "bash").symlink_to("/bin/bash")
+    return {"PATH": str(folder)}

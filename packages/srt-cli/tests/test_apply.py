@@ -257,15 +257,6 @@ def test_unresolvable_rev_warns_and_submits(
     assert "pinned_sources" not in json.loads(result.stdout)
 
 
-@pytest.fixture
-def no_slurm_path(tmp_path: Path) -> dict[str, str]:
-    """A PATH with bash (the service needs it) and no sbatch (this machine may have one)."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    (folder / "bash").symlink_to("/bin/bash")
-    return {"PATH": str(folder)}
-
-
 def test_local_run_with_the_real_runtime(
     invoke: Invoke, data: Path, no_slurm_path: dict[str, str]
 ) -> None:

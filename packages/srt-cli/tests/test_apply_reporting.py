@@ -11,21 +11,11 @@ import json
 from pathlib import Path
 
 import httpx
-import pytest
 import yaml
 from cli_testkit import Invoke
 from collector_testkit import WRITE, serving, settings
 
 from srt_runtime.reporting.lock_sections import build_integrity
-
-
-@pytest.fixture
-def no_slurm_path(tmp_path: Path) -> dict[str, str]:
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    (folder / "bash").symlink_to("/bin/bash")
-    return {"PATH": str(folder)}
-
 
 #: (status, stage, message) of every event the collector keeps for the hello job, in order.
 EXPECTED = [

@@ -15,10 +15,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Final
+from typing import Any, Final, get_args
 from urllib.parse import parse_qs
 
 from srt_cli.collector.errors import ApiError
+from srt_runtime.reporting.status import JobStage, JobStatus
 
 __all__ = [
     "JOB_STAGES",
@@ -41,25 +42,9 @@ __all__ = [
     "parse_update",
 ]
 
-JOB_STATUSES: Final = (
-    "submitted",
-    "starting",
-    "workers",
-    "frontend",
-    "benchmark",
-    "completed",
-    "failed",
-    "timeout",
-)
-JOB_STAGES: Final = (
-    "starting",
-    "head_infrastructure",
-    "preflight",
-    "workers",
-    "frontend",
-    "benchmark",
-    "cleanup",
-)
+#: The status API's vocabulary, spelled once by the reporter's contract (srt_runtime.reporting).
+JOB_STATUSES: Final = get_args(JobStatus)
+JOB_STAGES: Final = get_args(JobStage)
 #: Largest request body accepted (one log chunk of the streamer is at most this).
 MAX_BODY: Final = 1024 * 1024
 MAX_PER_PAGE: Final = 100
