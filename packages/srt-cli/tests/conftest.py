@@ -16,7 +16,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # cli_testkit, under i
 
 from cli_testkit import DATA, Invoke
 
-_STRIPPED = ("SLURM_", "SRTCTL_", "AWS_", "SRTSLURM_CONFIG", "RUNNER_NAME", "CUDA_VISIBLE_DEVICES")
+#: RUN_EVAL / EVAL_ONLY / EVAL_CONC change the plan (the post_eval step); tests set them.
+_STRIPPED = (
+    "SLURM_",
+    "SRTCTL_",
+    "AWS_",
+    "SRTSLURM_CONFIG",
+    "RUNNER_NAME",
+    "CUDA_VISIBLE_DEVICES",
+    "RUN_EVAL",
+    "EVAL_ONLY",
+    "EVAL_CONC",
+)
 
 
 @pytest.fixture(autouse=True)

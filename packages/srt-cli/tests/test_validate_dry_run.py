@@ -238,3 +238,25 @@ def test_dry_run_imports_neither_runtime_nor_bench_nor_telemetry(
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert out.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_dry_run_shows_the_identity_check_and_the_eval_step(invoke: Invoke, data: Path) -> None:
+    recipe = str(data / "mocker-agg.yaml")
+    plain = invoke("dry-run", "-f", recipe).stdout
+    assert "identity check" not in plain and "post_eval" not in plain
+    out = invoke(
+        "dry-run",
+        "-f",
+        recipe,
+        "--set",
+        "identity.model.repo=Qwen/Qwen3-0.6B",
+        "--set",
+        "identity.frameworks.ai-dynamo=1.6.1",
+        env={"RUN_EVAL": "true"},
+    ).stdout
+    assert (
+        "identity check after the health gate: model.repo=Qwen/Qwen3-0.6B, "
+        "frameworks.ai-dynamo=1.6.1\n"
+    ) in out
+    assert "] post_eval on node-01\n" in out
+    assert "      $ srt-bench run --config /logs/eval.json\n" in out

@@ -19,7 +19,7 @@ FAKES = HERE / "fakes"
 sys.path.insert(0, str(FAKES))  # `rt_fakes` under --import-mode=importlib (unique module name)
 
 MARKER = "SRT_RUNTIME_TEST_MARKER"
-_STRIP = ("SLURM_", "SRTCTL_", "AWS_")
+_STRIP = ("SLURM_", "SRTCTL_", "AWS_", "RUN_EVAL", "EVAL_ONLY", "EVAL_CONC")
 
 
 def _pids_with(marker: str) -> list[int]:

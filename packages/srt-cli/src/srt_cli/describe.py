@@ -175,6 +175,22 @@ def describe_job(planned: PlannedJob, *, header: str) -> str:
         f"health gate: {plan.health.family} {plan.health.url} "
         f"({plan.health.max_attempts} x {plan.health.interval_seconds:g}s)",
         f"frontend: {plan.frontend_url}   model: {plan.served_model_name}",
+        *_identity_lines(plan),
         "",
     ]
     return "\n".join(lines)
+
+
+def _identity_lines(plan: JobPlan) -> list[str]:
+    """What the run checks after the health gate (the recipe's ``identity``), if anything."""
+    declared = plan.identity
+    if declared is None:
+        return []
+    named = {
+        "model.repo": declared.model.repo,
+        "model.revision": declared.model.revision,
+        "container.image": declared.container.image,
+        **{f"frameworks.{k}": v for k, v in sorted(declared.frameworks.items())},
+    }
+    parts = [f"{field}={value}" for field, value in named.items() if value]
+    return [f"identity check after the health gate: {', '.join(parts)}"]
