@@ -12,7 +12,6 @@ import logging
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import msgspec
 import yaml
 
 from srt_planner.plan import JobPlan, ProcessSpec, StartPhase, TcpProbe
@@ -34,7 +33,11 @@ from srt_runtime.reporting.identity import (
     render_banner,
     verify_identity,
 )
-from srt_runtime.reporting.lock_sections import first_fingerprint, read_fingerprints
+from srt_runtime.reporting.lock_sections import (
+    build_lock_sections,
+    first_fingerprint,
+    read_fingerprints,
+)
 from srt_runtime.status import Stage, StatusSink
 from srt_runtime.supervisor import Supervisor
 
@@ -151,7 +154,7 @@ def run_identity_check(sup: Supervisor, job_dir: Path) -> Verification | None:
     for line in render_banner(verification):
         sup.log.log(level, "%s", line)
     try:
-        update_lockfile(job_dir, verification=msgspec.to_builtins(verification))
+        update_lockfile(job_dir, **build_lock_sections(verification=verification))
     except (OSError, yaml.YAMLError) as exc:
         sup.log.warning("Identity verification not recorded in recipe.lock.yaml: %s", exc)
     return verification
@@ -214,6 +217,7 @@ def _endpoint_reachable(sup: Supervisor, url: str, timeout: float) -> bool:
         timeout_seconds=timeout,
         interval_seconds=0.5,
     )
+    # A TCP probe reads no log; the path argument is only used by log probes.
     return sup.wait_for(lambda: check_probe(probe, sup.log_dir), timeout)
 
 
