@@ -26,6 +26,7 @@ from srt_planner.frontends import (
     health_gate,
     is_direct,
     plan_frontend_layout,
+    public_url,
 )
 from srt_planner.hostlist import compress_hostlist, expand_hostlist
 from srt_planner.mounts import build_mounts
@@ -306,7 +307,7 @@ def plan_job(
         processes=tuple(processes),
         files=tuple(files[path] for path in sorted(files)),
         health=health_gate(ctx, layout, routers, _registered_instances(recipe, serving)),
-        frontend_url=f"http://{ctx.address(layout.public_node)}:{layout.public_port}",
+        frontend_url=public_url(ctx, layout),
         served_model_name=ctx.served_model_name,
         benchmark_config=bench_config,
         serve_only=serve_only,

@@ -9,12 +9,13 @@ import msgspec
 
 from srt_planner.context import PlanContext
 from srt_planner.engines.base import WorkerProcess
-from srt_planner.frontends import FrontendLayout, RouterInput, placed_node
+from srt_planner.frontends import FrontendLayout, RouterInput, placed_node, public_url
 from srt_planner.mounts import is_hf_model
 from srt_planner.plan import GeneratedFile, ProcessSpec
 from srt_planner.srun import SrunStep, render_srun, wrap_command
+from srt_schema.recipe import BenchmarkConfig
 
-__all__ = ["BENCH_CONFIG", "build_benchmark"]
+__all__ = ["BENCH_CONFIG", "build_benchmark", "render_run_config"]
 
 BENCH_CONFIG = "bench.json"
 
@@ -33,6 +34,31 @@ def _role_env(ctx: PlanContext, leaders: Sequence[WorkerProcess], role: str) -> 
     }
 
 
+def render_run_config(
+    ctx: PlanContext,
+    benchmark: BenchmarkConfig,
+    endpoint: str,
+    *,
+    total_gpus: int,
+    prefill_gpus: int | None = None,
+    decode_gpus: int | None = None,
+) -> str:
+    """An srt-bench ``BenchRunConfig`` as JSON: ``benchmark`` against ``endpoint``."""
+    config: dict[str, Any] = {
+        "benchmark": msgspec.to_builtins(benchmark),
+        "endpoint": endpoint,
+        "model_name": ctx.served_model_name,
+        "tokenizer_path": None if is_hf_model(ctx.recipe.model.path) else ctx.model_arg,
+        "total_gpus": total_gpus,
+        "prefill_gpus": prefill_gpus,
+        "decode_gpus": decode_gpus,
+        "output_dir": ctx.in_log_dir,
+        "job_name": ctx.recipe.name,
+        "frontend_type": ctx.recipe.frontend.type,
+    }
+    return msgspec.json.encode(config, order="sorted").decode() + "\n"
+
+
 def build_benchmark(
     ctx: PlanContext,
     layout: FrontendLayout,
@@ -44,25 +70,19 @@ def build_benchmark(
     if bench.type == "manual":
         return [], [], None
     node = placed_node(ctx, bench.placement.node, routers, "benchmark")
-    endpoint = f"http://{ctx.address(layout.public_node)}:{layout.public_port}"
+    endpoint = public_url(ctx, layout)
     leaders = [p for p in workers if p.is_leader]
     by_role: dict[str, int] = {}
     for proc in workers:
         by_role[proc.endpoint.role] = by_role.get(proc.endpoint.role, 0) + len(proc.gpus)
-    total = sum(by_role.values())
-    config: dict[str, Any] = {
-        "benchmark": msgspec.to_builtins(bench),
-        "endpoint": endpoint,
-        "model_name": ctx.served_model_name,
-        "tokenizer_path": None if is_hf_model(ctx.recipe.model.path) else ctx.model_arg,
-        "total_gpus": total,
-        "prefill_gpus": by_role.get("prefill") if "prefill" in by_role else None,
-        "decode_gpus": by_role.get("decode") if "decode" in by_role else None,
-        "output_dir": ctx.in_log_dir,
-        "job_name": ctx.recipe.name,
-        "frontend_type": ctx.recipe.frontend.type,
-    }
-    content = msgspec.json.encode(config, order="sorted").decode() + "\n"
+    content = render_run_config(
+        ctx,
+        bench,
+        endpoint,
+        total_gpus=sum(by_role.values()),
+        prefill_gpus=by_role.get("prefill"),
+        decode_gpus=by_role.get("decode"),
+    )
     env = {
         "SRTCTL_FRONTEND_TYPE": ctx.recipe.frontend.type,
         "SRT_FRONTEND_HOST": ctx.address(layout.public_node),

@@ -11,13 +11,13 @@ other step, so their values, tokens included, never land in ``plan.json`` or an 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
+from srt_planner.benchmark import render_run_config
 from srt_planner.context import PlanContext
-from srt_planner.frontends import FrontendLayout
-from srt_planner.mounts import is_hf_model
+from srt_planner.frontends import FrontendLayout, public_url
 from srt_planner.plan import GeneratedFile, ProcessSpec
 from srt_planner.srun import SrunStep, render_srun, wrap_command
 from srt_schema.recipe import BenchmarkConfig
@@ -81,35 +81,21 @@ def _eval_conc(ctx: PlanContext, request: EvalRequest) -> str | None:
     return str(max(levels)) if levels else None
 
 
-def _lm_eval_config(ctx: PlanContext, endpoint: str) -> GeneratedFile:
-    """The built-in runner: srt-bench's ``lm-eval`` type against the deployment."""
-    config: dict[str, Any] = {
-        "benchmark": msgspec.to_builtins(BenchmarkConfig(type="lm-eval")),
-        "endpoint": endpoint,
-        "model_name": ctx.served_model_name,
-        "tokenizer_path": None if is_hf_model(ctx.recipe.model.path) else ctx.model_arg,
-        "total_gpus": 0,
-        "output_dir": ctx.in_log_dir,
-        "job_name": ctx.recipe.name,
-        "frontend_type": ctx.recipe.frontend.type,
-    }
-    content = msgspec.json.encode(config, order="sorted").decode() + "\n"
-    return GeneratedFile(path=EVAL_CONFIG, content=content)
-
-
 def build_post_eval(
     ctx: PlanContext, layout: FrontendLayout, request: EvalRequest
 ) -> tuple[list[ProcessSpec], list[GeneratedFile]]:
     """The eval step on the head node (none when the environment asks for no eval)."""
     if request.mode == "none":
         return [], []
-    endpoint = f"http://{ctx.address(layout.public_node)}:{layout.public_port}"
+    endpoint = public_url(ctx, layout)
     files: list[GeneratedFile] = []
     command = ctx.recipe.post_eval.command
     if command is not None:
         argv = build_eval_argv(command, endpoint=endpoint)
     else:
-        files.append(_lm_eval_config(ctx, endpoint))
+        # The built-in runner: srt-bench's lm-eval type against the deployment.
+        lm_eval = render_run_config(ctx, BenchmarkConfig(type="lm-eval"), endpoint, total_gpus=0)
+        files.append(GeneratedFile(path=EVAL_CONFIG, content=lm_eval))
         argv = ("srt-bench", "run", "--config", f"{ctx.in_log_dir}/{EVAL_CONFIG}")
     env = dict(ctx.recipe.environment)
     env["MODEL_NAME"] = ctx.served_model_name

@@ -37,7 +37,13 @@ __all__ = [
     "is_direct",
     "placed_node",
     "plan_frontend_layout",
+    "public_url",
 ]
+
+
+def public_url(ctx: PlanContext, layout: FrontendLayout) -> str:
+    """The URL clients (benchmark, eval, the user) reach the deployment at."""
+    return f"http://{ctx.address(layout.public_node)}:{layout.public_port}"
 
 
 def _command(ctx: PlanContext, routers: RouterInput, port: int) -> FrontendCommand | None:
@@ -212,7 +218,7 @@ def health_gate(
     registers one instance per node-local process or per DP rank, §5.4).
     """
     health = ctx.recipe.health_check
-    base = f"http://{ctx.address(layout.public_node)}:{layout.public_port}"
+    base = public_url(ctx, layout)
     disaggregated = bool(routers.prefill or routers.decode)
     counts = instances or {}
     prefill = counts.get("prefill", len(routers.prefill))
