@@ -124,7 +124,8 @@ def test_the_default_is_srt_bench_lm_eval(
         "3",
         log_dir="/out/3/logs",
         addresses={"localhost": "127.0.0.1"},
-        eval_request=RUN_EVAL,
+        # EVAL_ONLY: a manual job with RUN_EVAL serves and plans no eval (test_serving_plan.py).
+        eval_request=EVAL_ONLY,
     )
     spec = _eval(plan)
     assert spec.argv == ("srt-bench", "run", "--config", "/out/3/logs/eval.json")

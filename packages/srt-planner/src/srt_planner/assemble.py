@@ -79,6 +79,12 @@ def _refuse_unplanned(recipe: Recipe) -> None:
         )
 
 
+def _serves(recipe: Recipe, *, serve_only: bool, request: EvalRequest) -> bool:
+    """Whether the job serves until cancelled (``srtctl apply --serve-only``, or
+    ``benchmark.type: manual`` unless EVAL_ONLY makes the eval the job's result)."""
+    return serve_only or (recipe.benchmark.type == "manual" and request.mode != "eval_only")
+
+
 def _registered_instances(
     recipe: Recipe, expanded: tuple[tuple[WorkerProcess, ...], ...]
 ) -> dict[str, int]:
@@ -271,9 +277,22 @@ def plan_job(
     services, service_files = build_services(ctx, flat)
     workers, worker_files = build_workers(ctx, expanded)
     frontends, frontend_files = build_frontends(ctx, routers, layout)
-    bench, bench_files, bench_config = build_benchmark(ctx, layout, routers, flat)
     request = eval_request or EvalRequest()
-    evals, eval_files = build_post_eval(ctx, layout, request)
+    serves = _serves(recipe, serve_only=serve_only, request=request)
+    if serve_only:
+        # --serve-only: no benchmark and no eval, whatever the recipe or EVAL_ONLY say (spec
+        # cli-and-config.md §1.5).
+        request = EvalRequest()
+    bench: list[ProcessSpec] = []
+    bench_files: list[GeneratedFile] = []
+    bench_config: str | None = None
+    evals: list[ProcessSpec] = []
+    eval_files: list[GeneratedFile] = []
+    if not serves:
+        # Serving plans neither a benchmark nor RUN_EVAL's eval (which runs after a benchmark
+        # that exited 0, and a serving job has none).
+        bench, bench_files, bench_config = build_benchmark(ctx, layout, routers, flat)
+        evals, eval_files = build_post_eval(ctx, layout, request)
     if request.mode == "eval_only":
         # EVAL_ONLY: the eval replaces the benchmark (spec §3.5).
         bench, bench_files, bench_config = [], [], None
@@ -310,8 +329,9 @@ def plan_job(
         frontend_url=public_url(ctx, layout),
         served_model_name=ctx.served_model_name,
         benchmark_config=bench_config,
-        serve_only=serve_only,
+        serve_only=serves,
         eval_only=request.mode == "eval_only",
+        stream_benchmark_output=bool(bench) and recipe.benchmark.stream_output,
         identity=None if recipe.identity == IdentityConfig() else recipe.identity,
         fingerprint_script=FINGERPRINT_SCRIPT if workers else None,
         teardown=tuple(teardown),

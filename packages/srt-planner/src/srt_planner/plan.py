@@ -220,6 +220,9 @@ class HealthGate(_Struct, frozen=True, kw_only=True):
     url: str
     expected_prefill: int = 0
     expected_decode: int = 0
+    #: The served model name ``/v1/models`` must list (where the family checks models; empty:
+    #: any model).
+    model: str = ""
     #: Total deadline = max_attempts x interval_seconds.
     max_attempts: int = 180
     interval_seconds: float = 10.0
@@ -269,11 +272,18 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     served_model_name: str
     #: Path (relative to the log dir) of the srt-bench config file among ``files``, if any.
     benchmark_config: str | None = None
+    #: The job serves until it is cancelled (``srtctl cancel``, SIGTERM) or its time limit: no
+    #: benchmark and no eval are planned; after the health gate the runtime supervises every
+    #: worker and frontend until stopped. True for ``srtctl apply --serve-only`` and for
+    #: ``benchmark.type: manual`` (unless EVAL_ONLY). Terminal services still end the job.
     serve_only: bool = False
     #: EVAL_ONLY: no benchmark; the ``post_eval`` process runs after the health gate and its exit
     #: code is the job's. Otherwise a ``post_eval`` process (RUN_EVAL) runs after a benchmark
     #: that exited 0 and its failure only warns.
     eval_only: bool = False
+    #: ``benchmark.stream_output``: every line of the benchmark processes' logs is mirrored into
+    #: the supervisor's output (stdout and the sweep log) while they run.
+    stream_benchmark_output: bool = False
     #: What the recipe's ``identity`` declares, checked against the first worker fingerprint
     #: after the health gate (None: nothing declared, no check).
     identity: IdentityConfig | None = None
