@@ -2,7 +2,11 @@
 
 Order (ARCHITECTURE.md §4): host_setup -> infra -> before_workers (incl. model staging one-shots)
 -> workers -> frontends -> health gate -> after_frontend -> telemetry -> benchmark -> post_eval
--> (serve-only / terminal services wait) -> cleanup -> host teardown -> diagnosis -> lock, status.
+-> (terminal services wait / serving) -> cleanup -> host teardown -> diagnosis -> lock, status.
+
+A serving plan (``JobPlan.serve_only``: ``benchmark.type: manual`` or ``--serve-only``) has no
+benchmark: after telemetry it serves until a stop (``srtctl cancel``, SIGTERM, the time limit:
+status ``cancelled``, exit 1) or a critical failure (``failed``, with the diagnosis).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from srt_runtime.stages import (
     run_identity_check,
     run_phase,
     run_post_eval,
+    run_serving,
     wait_terminal,
     write_generated_files,
 )
@@ -99,9 +104,7 @@ def _finish(sup: Supervisor, sink: StatusSink) -> int:
     if terminal is not None:
         return terminal
     if sup.plan.serve_only:
-        sink.emit("serving", "running", f"serving at {sup.plan.frontend_url}")
-        sup.log.info("Serving at %s until the job is cancelled", sup.plan.frontend_url)
-        sup.wait_for(lambda: False, None)
+        run_serving(sup, sink)
     return 0
 
 

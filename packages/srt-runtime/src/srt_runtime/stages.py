@@ -50,6 +50,7 @@ __all__ = [
     "run_identity_check",
     "run_phase",
     "run_post_eval",
+    "run_serving",
     "wait_terminal",
     "write_generated_files",
 ]
@@ -160,20 +161,24 @@ def run_identity_check(sup: Supervisor, job_dir: Path) -> Verification | None:
     return verification
 
 
-def _run_to_completion(sup: Supervisor, specs: list[ProcessSpec]) -> int:
-    """Run one-shot ``specs`` in order, relaying their progress lines; the first non-zero exit
-    code (or 0). A step that outlives its ``timeout_seconds`` fails the stage."""
+def _run_to_completion(sup: Supervisor, specs: list[ProcessSpec], *, mirror: bool = False) -> int:
+    """Run one-shot ``specs`` in order, relaying their progress lines (``mirror``: every line of
+    their logs); the first non-zero exit code (or 0). A step that outlives its
+    ``timeout_seconds`` fails the stage."""
     code = 0
     for spec in specs:
         proc = sup.start(spec)
-        relay = ProgressRelay(proc.log_path, sup.log)
+        relay = ProgressRelay(proc.log_path, sup.log, mirror=mirror)
 
         def finished(proc: Proc = proc, relay: ProgressRelay = relay) -> bool:
             relay.poll()
             return proc.done.is_set()
 
-        sup.wait_for(finished, spec.timeout_seconds)
-        relay.poll()
+        try:
+            sup.wait_for(finished, spec.timeout_seconds)
+        finally:
+            # Also when the run aborts mid-benchmark: what the client printed so far is shown.
+            relay.flush()
         if not proc.done.is_set():
             raise StageError(
                 f"{spec.kind} {spec.name} did not finish within "
@@ -193,7 +198,7 @@ def run_benchmark(sup: Supervisor, sink: StatusSink) -> int | None:
     if not specs:
         return None
     sink.emit("benchmark", "running")
-    return _run_to_completion(sup, specs)
+    return _run_to_completion(sup, specs, mirror=sup.plan.stream_benchmark_output)
 
 
 def run_eval_only(sup: Supervisor, sink: StatusSink) -> int:
@@ -258,3 +263,20 @@ def wait_terminal(sup: Supervisor, sink: StatusSink) -> int | None:
     sup.wait_for(lambda: all(p.done.is_set() for p in terminal), None)
     codes = [p.exit_code if p.exit_code is not None else 1 for p in terminal]
     return max(codes, key=abs)
+
+
+def run_serving(sup: Supervisor, sink: StatusSink) -> None:
+    """A serving plan (``benchmark.type: manual``, ``--serve-only``): say where and how to stop,
+    then supervise every process until the job is stopped (``srtctl cancel``, SIGTERM, the time
+    limit) or a critical process fails; either ends the wait with AbortError, so this never
+    returns normally."""
+    plan = sup.plan
+    stop = f"srtctl cancel {plan.job_id}"
+    sink.emit("serving", "running", f"serving {plan.frontend_url} until cancelled ({stop})")
+    sup.log.info(
+        "Serving %s at %s until the job is cancelled or its time limit; stop it with: %s",
+        plan.served_model_name,
+        plan.frontend_url,
+        stop,
+    )
+    sup.wait_for(lambda: False, None)
