@@ -16,6 +16,7 @@ from srt_schema.cluster import ClusterConfig
 from srt_schema.errors import ClusterConfigError, Issue, RecipeError
 from srt_schema.schemas import load_schema
 from srt_schema.structural import check_document
+from srt_schema.validate.unsupported_rules import cluster_issues
 from srt_schema.yamlio import parse_yaml
 
 __all__ = ["apply_cluster_defaults", "parse_cluster_config"]
@@ -53,9 +54,13 @@ def parse_cluster_config(text: str, *, file: str) -> ClusterConfig:
     if issues:
         raise ClusterConfigError(issues)
     try:
-        return msgspec.convert(raw, ClusterConfig)
+        config = msgspec.convert(raw, ClusterConfig)
     except msgspec.ValidationError as exc:  # the structural check should have caught it
         raise ClusterConfigError([Issue(file=file, path="$", message=str(exc))]) from exc
+    refused = cluster_issues(config, file=file)
+    if refused:
+        raise ClusterConfigError(refused)
+    return config
 
 
 def _is_opaque(key: str) -> bool:

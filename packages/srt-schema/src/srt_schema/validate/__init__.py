@@ -17,6 +17,7 @@ from srt_schema.validate import (
     observe_rules,
     roles_rules,
     services_rules,
+    unsupported_rules,
 )
 from srt_schema.validate.context import Context, Rule
 
@@ -29,6 +30,7 @@ RULES: tuple[Rule, ...] = (
     *observe_rules.RULES,
     *services_rules.RULES,
     *benchmark_rules.RULES,
+    *unsupported_rules.RULES,
 )
 
 

@@ -1,0 +1,243 @@
+"""Fields the schema accepts but srt does not execute yet: refused at validate, never ignored.
+
+A field that validates and then has no effect makes a user believe it took effect. Until the
+feature lands, each of these fields is refused when it is set to a value that would have an effect
+(its default, ``false`` or an empty list is fine, so public recipes that merely spell a default
+still load). ``docs/schema-ledger.md`` lists every schema field; its ``refused`` rows are these.
+
+Two tables: ``RECIPE_UNSUPPORTED`` (checked as a cross-field rule of every recipe) and
+``CLUSTER_UNSUPPORTED`` (checked when ``srtslurm.yaml`` is parsed). Each row is a path, a
+predicate naming the concrete ``$.paths`` set to a value with an effect, and the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from srt_schema.cluster import ClusterConfig
+from srt_schema.errors import Issue
+from srt_schema.recipe import (
+    ProfilingPhaseConfig,
+    Recipe,
+    TelemetryConfig,
+    TRTLLMBackend,
+)
+from srt_schema.roles import engine_of, resolve_roles
+from srt_schema.validate.context import Context
+
+__all__ = [
+    "CLUSTER_UNSUPPORTED",
+    "RECIPE_UNSUPPORTED",
+    "RULES",
+    "Unsupported",
+    "cluster_issues",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Unsupported(Generic[T]):
+    """One field srt refuses: where, when it would have an effect, and what to do instead."""
+
+    #: The dotted path a user writes (the ledger's row name).
+    path: str
+    #: The concrete ``$.paths`` of ``T`` that are set to a value that would have an effect.
+    effective: Callable[[T], Iterator[str]]
+    #: What is not supported and what to do instead.
+    message: str
+
+
+def _changed(value: Any, default: Any, prefix: str) -> Iterator[str]:
+    """Every leaf ``$.path`` under ``prefix`` where ``value`` differs from ``default``."""
+    if isinstance(value, dict) and isinstance(default, dict):
+        for key in value:
+            if key not in default:
+                yield f"{prefix}.{key}"
+            else:
+                yield from _changed(value[key], default[key], f"{prefix}.{key}")
+        return
+    if isinstance(value, dict) and default is None:
+        for key in value:
+            yield from _changed(value[key], None, f"{prefix}.{key}")
+        return
+    if value != default:
+        yield prefix
+
+
+def _telemetry(recipe: Recipe) -> Iterator[str]:
+    tel = recipe.telemetry
+    yield from _changed(
+        msgspec.to_builtins(tel), msgspec.to_builtins(TelemetryConfig()), "$.telemetry"
+    )
+
+
+def _when(condition: Callable[[Recipe], bool], path: str) -> Callable[[Recipe], Iterator[str]]:
+    def effective(recipe: Recipe) -> Iterator[str]:
+        if condition(recipe):
+            yield path
+
+    return effective
+
+
+def _profiler_step_windows(recipe: Recipe) -> Iterator[str]:
+    # TRT-LLM reads its own TLLM_PROFILE_START_STOP window under nsys (the plan sets it), so
+    # the window has an effect there; every other engine and profiler would need start/stop
+    # profile requests, which nothing sends yet.
+    prof = recipe.profiling
+    engines = {type(engine_of(recipe, r.name)) for r in resolve_roles(recipe)}
+    if prof.type == "nsys" and engines == {TRTLLMBackend}:
+        return
+    phases: dict[str, ProfilingPhaseConfig | None] = {
+        "prefill": prof.prefill,
+        "decode": prof.decode,
+        "aggregated": prof.aggregated,
+    }
+    for name, phase in phases.items():
+        if phase is None:
+            continue
+        if phase.start_step is not None:
+            yield f"$.profiling.{name}.start_step"
+        if phase.stop_step is not None:
+            yield f"$.profiling.{name}.stop_step"
+
+
+_TELEMETRY = (
+    "power telemetry (the telemetry: block) is not planned by srt yet: it would collect nothing, "
+    "and enabling it drops the default DCGM exporter; remove the telemetry block (GPU metrics "
+    "are still scraped by observability.tachometer)"
+)
+
+#: Recipe fields refused when set to a value with an effect (checked by ``RULES``).
+RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
+    Unsupported("telemetry", _telemetry, _TELEMETRY),
+    Unsupported(
+        "dynamo.top_of_tree",
+        _when(lambda r: r.dynamo.top_of_tree, "$.dynamo.top_of_tree"),
+        "installing Dynamo from the top of tree is not done by srt yet (the job would install "
+        "the PyPI release); remove top_of_tree and pin dynamo.source.pypi, dynamo.source.wheel "
+        "or dynamo.source.git with rev",
+    ),
+    Unsupported(
+        "dynamo.source.patches",
+        _when(
+            lambda r: r.dynamo.source is not None and bool(r.dynamo.source.patches),
+            "$.dynamo.source.patches",
+        ),
+        "applying patches to a Dynamo source checkout is not done by srt yet; remove patches "
+        "and point dynamo.source.git and rev at a branch that has them",
+    ),
+    Unsupported(
+        "dynamo.sidecar_context_length",
+        _when(
+            lambda r: r.dynamo.sidecar_context_length is not None,
+            "$.dynamo.sidecar_context_length",
+        ),
+        "the sidecar's context length is not passed by srt yet (the sidecar reads it from the "
+        "engine); remove sidecar_context_length",
+    ),
+    Unsupported(
+        "profiling.*.start_step, profiling.*.stop_step",
+        _profiler_step_windows,
+        "profiling step windows are not executed by srt yet (nothing sends the start/stop-"
+        "profile requests); remove start_step and stop_step, or bound the capture with "
+        "profiling.type nsys-time and delay_secs / duration_secs",
+    ),
+    Unsupported(
+        "observability.nsys.report_timeout_secs",
+        _when(
+            lambda r: r.observability.nsys.report_timeout_secs != 1800,
+            "$.observability.nsys.report_timeout_secs",
+        ),
+        "the nsys report timeout is not applied by srt yet (reports are waited for at cleanup "
+        "like every process); remove report_timeout_secs",
+    ),
+    Unsupported(
+        "observability.tachometer.binary_path",
+        _when(
+            lambda r: r.observability.tachometer.binary_path != "tachometer-scraper",
+            "$.observability.tachometer.binary_path",
+        ),
+        "srt scrapes with its own srt-telemetry collector and runs no tachometer binary; remove "
+        "binary_path",
+    ),
+    Unsupported(
+        "model.stage_dir",
+        _when(lambda r: r.model.stage_dir is not None, "$.model.stage_dir"),
+        "model staging is not planned by srt yet; remove stage_dir to read the model from "
+        "model.path",
+    ),
+    Unsupported(
+        "enable_config_dump",
+        _when(lambda r: not r.enable_config_dump, "$.enable_config_dump"),
+        "turning the engine config dump off is not applied by srt yet (Dynamo workers always "
+        "write <node>_config.json); remove enable_config_dump",
+    ),
+)
+
+
+def _cluster_set(
+    getter: Callable[[ClusterConfig], object], path: str
+) -> Callable[[ClusterConfig], Iterator[str]]:
+    def effective(config: ClusterConfig) -> Iterator[str]:
+        if getter(config):
+            yield path
+
+    return effective
+
+
+#: srtslurm.yaml keys refused when set to a value with an effect (checked by ``cluster_issues``).
+CLUSTER_UNSUPPORTED: tuple[Unsupported[ClusterConfig], ...] = (
+    Unsupported(
+        "telemetry",
+        _cluster_set(lambda c: c.telemetry, "$.telemetry"),
+        "cluster-level telemetry settings are not read by srt; remove telemetry from "
+        "srtslurm.yaml and configure GPU scraping with default_gpu_exporter",
+    ),
+    Unsupported(
+        "git_http_version",
+        _cluster_set(lambda c: c.git_http_version, "$.git_http_version"),
+        "srt does not pass an HTTP version to git yet; remove git_http_version and set it in "
+        "git's own configuration (git config --global http.version HTTP/1.1)",
+    ),
+    Unsupported(
+        "network_interface",
+        _cluster_set(lambda c: c.network_interface, "$.network_interface"),
+        "srt reaches each node at the address of its hostname and does not select an "
+        "interface yet; remove network_interface",
+    ),
+    Unsupported(
+        "default_gpu_exporter.power_profile",
+        _cluster_set(
+            lambda c: (
+                c.default_gpu_exporter is not None
+                and c.default_gpu_exporter.power_profile != "dcgm"
+            ),
+            "$.default_gpu_exporter.power_profile",
+        ),
+        "only the dcgm power profile is supported; remove power_profile (power telemetry is not "
+        "planned by srt yet)",
+    ),
+)
+
+
+def unsupported(ctx: Context) -> Iterator[Issue]:
+    for row in RECIPE_UNSUPPORTED:
+        for path in row.effective(ctx.recipe):
+            yield ctx.issue(path, row.message)
+
+
+def cluster_issues(config: ClusterConfig, *, file: str) -> list[Issue]:
+    """Every refused srtslurm.yaml key that ``config`` sets to a value with an effect."""
+    return [
+        Issue(file=file, path=path, message=row.message)
+        for row in CLUSTER_UNSUPPORTED
+        for path in row.effective(config)
+    ]
+
+
+RULES = (unsupported,)

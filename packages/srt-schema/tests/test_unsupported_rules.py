@@ -1,0 +1,264 @@
+"""Fields srt does not execute yet are refused at validate, by exact message; their defaults load.
+
+Every row of ``srt_schema.validate.unsupported_rules`` (recipe and srtslurm.yaml) is checked here;
+``tests/test_schema_ledger.py`` checks that the ledger's ``refused`` rows are refused.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from srt_schema import RecipeError, load_recipe_document
+from srt_schema.clusterconfig import parse_cluster_config
+from srt_schema.errors import ClusterConfigError
+from srt_schema.overrides import deep_merge
+from srt_schema.validate.unsupported_rules import RECIPE_UNSUPPORTED
+
+_MOCKER: dict[str, Any] = {
+    "schema": 2,
+    "name": "unit",
+    "model": {"path": "/models/tiny", "container": "none", "precision": "bf16"},
+    "resources": {"gpus_per_node": 2},
+    "engine": {"type": "mocker"},
+    "roles": {"agg": {"nodes": 1, "workers": 1}},
+    "frontend": {"type": "dynamo"},
+    "benchmark": {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
+}
+
+_TELEMETRY = (
+    "power telemetry (the telemetry: block) is not planned by srt yet: it would collect "
+    "nothing, and enabling it drops the default DCGM exporter; remove the telemetry block "
+    "(GPU metrics are still scraped by observability.tachometer)"
+)
+_STEPS = (
+    "profiling step windows are not executed by srt yet (nothing sends the start/stop-profile "
+    "requests); remove start_step and stop_step, or bound the capture with profiling.type "
+    "nsys-time and delay_secs / duration_secs"
+)
+
+
+def _refusals(fragment: dict[str, Any], base: dict[str, Any] = _MOCKER) -> list[tuple[str, str]]:
+    """The (path, message) issues of the unsupported-field rules for ``base`` + ``fragment``."""
+    messages = {row.message for row in RECIPE_UNSUPPORTED}
+    try:
+        load_recipe_document(deep_merge(copy.deepcopy(base), fragment), file="r.yaml")
+    except RecipeError as exc:
+        return [(i.path, i.message) for i in exc.issues if i.message in messages]
+    return []
+
+
+@pytest.mark.parametrize(
+    ("fragment", "expected"),
+    [
+        (
+            {"telemetry": {"enabled": True, "cpu_power": {"enabled": True}}},
+            [
+                ("$.telemetry.enabled", _TELEMETRY),
+                ("$.telemetry.cpu_power.enabled", _TELEMETRY),
+            ],
+        ),
+        (
+            {"telemetry": {"cpu_power_exporter": {"port": 9500}}},
+            [
+                ("$.telemetry.cpu_power_exporter.port", _TELEMETRY),
+                ("$.telemetry.cpu_power_exporter.source", _TELEMETRY),
+            ],
+        ),
+        ({"telemetry": {"storage_subdir": "watts"}}, [("$.telemetry.storage_subdir", _TELEMETRY)]),
+        (
+            {"dynamo": {"top_of_tree": True}},
+            [
+                (
+                    "$.dynamo.top_of_tree",
+                    "installing Dynamo from the top of tree is not done by srt yet (the job "
+                    "would install the PyPI release); remove top_of_tree and pin "
+                    "dynamo.source.pypi, dynamo.source.wheel or dynamo.source.git with rev",
+                )
+            ],
+        ),
+        (
+            {
+                "dynamo": {
+                    "source": {"git": "https://github.com/ai-dynamo/dynamo", "rev": "main"}
+                    | {"patches": ["fix.patch"]}
+                }
+            },
+            [
+                (
+                    "$.dynamo.source.patches",
+                    "applying patches to a Dynamo source checkout is not done by srt yet; "
+                    "remove patches and point dynamo.source.git and rev at a branch that has "
+                    "them",
+                )
+            ],
+        ),
+        (
+            {"dynamo": {"sidecar_context_length": 8192}},
+            [
+                (
+                    "$.dynamo.sidecar_context_length",
+                    "the sidecar's context length is not passed by srt yet (the sidecar reads "
+                    "it from the engine); remove sidecar_context_length",
+                )
+            ],
+        ),
+        (
+            {"profiling": {"type": "torch", "aggregated": {"start_step": 5, "stop_step": 9}}},
+            [
+                ("$.profiling.aggregated.start_step", _STEPS),
+                ("$.profiling.aggregated.stop_step", _STEPS),
+            ],
+        ),
+        (
+            {"observability": {"nsys": {"report_timeout_secs": 60}}},
+            [
+                (
+                    "$.observability.nsys.report_timeout_secs",
+                    "the nsys report timeout is not applied by srt yet (reports are waited for "
+                    "at cleanup like every process); remove report_timeout_secs",
+                )
+            ],
+        ),
+        (
+            {"observability": {"tachometer": {"binary_path": "/opt/tachometer"}}},
+            [
+                (
+                    "$.observability.tachometer.binary_path",
+                    "srt scrapes with its own srt-telemetry collector and runs no tachometer "
+                    "binary; remove binary_path",
+                )
+            ],
+        ),
+        (
+            {"model": {"stage_dir": "/raid/models"}},
+            [
+                (
+                    "$.model.stage_dir",
+                    "model staging is not planned by srt yet; remove stage_dir to read the "
+                    "model from model.path",
+                )
+            ],
+        ),
+        (
+            {"enable_config_dump": False},
+            [
+                (
+                    "$.enable_config_dump",
+                    "turning the engine config dump off is not applied by srt yet (Dynamo "
+                    "workers always write <node>_config.json); remove enable_config_dump",
+                )
+            ],
+        ),
+    ],
+)
+def test_a_field_with_an_effect_is_refused(
+    fragment: dict[str, Any], expected: list[tuple[str, str]]
+) -> None:
+    assert _refusals(fragment) == expected
+
+
+@pytest.mark.parametrize(
+    "fragment",
+    [
+        {"telemetry": {"enabled": False}},
+        {"telemetry": {"collect_interval_ms": 1000, "storage_subdir": "power"}},
+        {"dynamo": {"top_of_tree": False}},
+        {"dynamo": {"source": {"pypi": "1.1.0"}}},
+        {"observability": {"nsys": {"report_timeout_secs": 1800}}},
+        {"observability": {"tachometer": {"binary_path": "tachometer-scraper"}}},
+        {"enable_config_dump": True},
+        {"profiling": {"type": "torch", "aggregated": {"worker_index": 0}}},
+    ],
+)
+def test_a_field_spelling_its_default_loads(fragment: dict[str, Any]) -> None:
+    jobs = load_recipe_document(deep_merge(copy.deepcopy(_MOCKER), fragment), file="r.yaml")
+    assert len(jobs) == 1
+
+
+def test_trtllm_nsys_step_window_is_executed_by_the_engine() -> None:
+    # TRT-LLM reads TLLM_PROFILE_START_STOP itself (the planner sets it), so no refusal there.
+    doc = deep_merge(
+        copy.deepcopy(_MOCKER),
+        {
+            "model": {"container": "img:1"},
+            "engine": {"type": "trtllm"},
+            "profiling": {"type": "nsys", "aggregated": {"start_step": 5, "stop_step": 9}},
+        },
+    )
+    assert _refusals({}, base=doc) == []
+    assert _refusals({"engine": {"type": "mocker"}}, base=doc) == [
+        ("$.profiling.aggregated.start_step", _STEPS),
+        ("$.profiling.aggregated.stop_step", _STEPS),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "telemetry: {snapshotter: true}\n",
+            [
+                (
+                    "$.telemetry",
+                    "cluster-level telemetry settings are not read by srt; remove telemetry "
+                    "from srtslurm.yaml and configure GPU scraping with default_gpu_exporter",
+                )
+            ],
+        ),
+        (
+            "git_http_version: HTTP/1.1\n",
+            [
+                (
+                    "$.git_http_version",
+                    "srt does not pass an HTTP version to git yet; remove git_http_version and "
+                    "set it in git's own configuration (git config --global http.version "
+                    "HTTP/1.1)",
+                )
+            ],
+        ),
+        (
+            "network_interface: ib0\n",
+            [
+                (
+                    "$.network_interface",
+                    "srt reaches each node at the address of its hostname and does not select "
+                    "an interface yet; remove network_interface",
+                )
+            ],
+        ),
+        (
+            "default_gpu_exporter:\n"
+            "  {container_image: img, port: 9400, power_profile: amd-device-metrics}\n",
+            [
+                (
+                    "$.default_gpu_exporter.power_profile",
+                    "only the dcgm power profile is supported; remove power_profile (power "
+                    "telemetry is not planned by srt yet)",
+                )
+            ],
+        ),
+    ],
+)
+def test_a_cluster_key_with_an_effect_is_refused(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    with pytest.raises(ClusterConfigError) as info:
+        parse_cluster_config("default_account: a\n" + text, file="srtslurm.yaml")
+    assert [(i.file, i.path, i.message) for i in info.value.issues] == [
+        ("srtslurm.yaml", path, message) for path, message in expected
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "telemetry: {}\n",
+        "default_gpu_exporter: {container_image: img, port: 9400, power_profile: dcgm}\n",
+        "cloud: {region: us-east-1}\n",
+    ],
+)
+def test_a_cluster_key_without_an_effect_loads(text: str) -> None:
+    parse_cluster_config("default_account: a\n" + text, file="srtslurm.yaml")
