@@ -60,3 +60,26 @@ def test_quickstart_runs_a_real_benchmark_here(tmp_path: Path) -> None:
     assert sorted(lock["fingerprints"]) == ["agg_w0", "agg_w1"]
     dynamo = importlib.metadata.version("ai-dynamo")
     assert lock["fingerprints"]["agg_w0"]["frameworks"]["dynamo"] == dynamo
+
+
+def test_a_served_name_given_in_the_role_args_is_what_the_benchmark_asks_for(
+    tmp_path: Path,
+) -> None:
+    """The issue's reproduction: the mocker serves ``Org/tiny-word`` (not the path's basename),
+    and the Dynamo frontend answers the benchmark's requests for that name."""
+    srtctl = shutil.which("srtctl")
+    assert srtctl is not None, "srtctl is not installed in this environment (make sync)"
+    name = "Org/tiny-word"
+    argv = [srtctl, "apply", "--local", "-f", "examples/quickstart.yaml", "-o", str(tmp_path)]
+    argv += ["--set", f"roles.agg.args.model-name={name}"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [job_dir] = [p for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith("local-")]
+    plan = json.loads((job_dir / "plan.json").read_text())
+    assert plan["served_model_name"] == name
+    rollup = json.loads((job_dir / "logs" / "benchmark-rollup.json").read_text())
+    assert rollup["config"]["model"] == name
+    assert rollup["runs"], rollup
+    for run in rollup["runs"]:
+        assert run["completed_requests"] > 0
+        assert run["throughput_toks"] > 0

@@ -58,7 +58,7 @@ def test_every_worker_gets_a_shadow_engine_on_its_gpus(
         assert _flag(spec.argv, "--load-format") == "gms"
         assert "--gms-shadow-mode" in spec.argv
         assert spec.preamble[-1] == "mkdir -p /dev/shm/srtctl-77/agg_1"
-    assert _flag(shadow.argv, "--dump-config-to") == "/logs/n0_config_e1.json"
+    assert _flag(shadow.argv, "--dump-config-to") == "/logs/n0_agg_w1_config_e1.json"
     # Shadows are not counted by the health gate (§5.4).
     assert plan.health.expected_decode == 2
 

@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from srt_planner.plan import HealthGate
@@ -92,7 +93,7 @@ def test_dynamo_gate(server: tuple[str, Routes]) -> None:
         )
         # Every worker registered, but the frontend lists no model yet: not ready.
         routes["/v1/models"] = (200, {"data": []})
-        assert check_health(gate, client) == (False, f"{url}/v1/models answered 200 with models []")
+        assert check_health(gate, client) == (False, f"{url}/v1/models answered 200 with no model")
         routes["/v1/models"] = (200, {"data": [{"id": "m"}]})
         assert check_health(gate, client)[0] is True
         routes["/health"] = (503, {"instances": []})
@@ -117,9 +118,24 @@ def test_direct_gate_needs_health_and_a_model(server: tuple[str, Routes]) -> Non
         assert check_health(gate, client) == (False, f"{url}/health answered 404")
         routes["/health"] = (200, b"")
         routes["/v1/models"] = (200, {"data": []})
-        assert check_health(gate, client) == (False, f"{url}/v1/models answered 200 with models []")
+        assert check_health(gate, client) == (False, f"{url}/v1/models answered 200 with no model")
         routes["/v1/models"] = (200, {"data": [{"id": "m"}]})
         assert check_health(gate, client)[0] is True
+
+
+def test_the_gate_waits_for_the_served_name_not_any_model(server: tuple[str, Routes]) -> None:
+    """A worker serving another name than the plan's would 404 every benchmark request."""
+    url, routes = server
+    gate = msgspec.structs.replace(_gate("direct", url + "/health"), model="Org/x")
+    routes["/health"] = (200, b"")
+    routes["/v1/models"] = (200, {"data": [{"id": "x"}]})
+    with httpx.Client() as client:
+        assert check_health(gate, client) == (
+            False,
+            f"{url}/v1/models lists ['x'], not the served name 'Org/x'",
+        )
+        routes["/v1/models"] = (200, {"data": [{"id": "x"}, {"id": "Org/x"}]})
+        assert check_health(gate, client) == (True, f"{url}/v1/models lists ['x', 'Org/x']")
 
 
 def test_trtllm_serve_gate_and_an_unreachable_server(server: tuple[str, Routes]) -> None:

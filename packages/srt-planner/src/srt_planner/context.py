@@ -14,6 +14,7 @@ from srt_planner.plan import ContainerSpec, Mount
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import Recipe
 from srt_schema.registry import FRONTENDS, canonical_frontend
+from srt_schema.served import served_model_name
 
 __all__ = [
     "DEFAULT_DYNAMO_VERSION",
@@ -132,11 +133,8 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def served_model_name(self) -> str:
-        """Default served name: the last component of the model path (or HF id)."""
-        path = self.recipe.model.path
-        if is_hf_model(path):
-            path = path[len(HF_PREFIX) :]
-        return path.rstrip("/").rsplit("/", 1)[-1]
+        """The one name every worker serves and every client asks for (``srt_schema.served``)."""
+        return served_model_name(self.recipe)
 
     def container(
         self, image: str | None = None, *, remap_root: bool = False

@@ -7,7 +7,8 @@
 - ``router``: ``GET url`` (``/workers``); ``stats.prefill_count`` and ``stats.decode_count +
   stats.regular_count``.
 - ``direct``: ``GET url`` (``/health``) answers 200, then ``GET /v1/models`` on the same server
-  lists at least one model.
+  lists the plan's served model name (``HealthGate.model``; any model when it is empty). The
+  ``dynamo`` family checks the same list once its worker counts are met.
 - ``trtllm_serve``: ``GET url`` answers 200.
 - ``none``: no gate.
 
@@ -25,7 +26,14 @@ from srt_planner.plan import HealthGate
 from srt_runtime.errors import HealthGateError
 from srt_runtime.supervisor import Supervisor
 
-__all__ = ["Counts", "check_health", "parse_dynamo_health", "parse_router_workers", "wait_healthy"]
+__all__ = [
+    "Counts",
+    "check_health",
+    "listed_models",
+    "parse_dynamo_health",
+    "parse_router_workers",
+    "wait_healthy",
+]
 
 _FIRST_DELAY = 0.25
 _REQUEST_TIMEOUT = 2.0
@@ -74,12 +82,24 @@ def _get_json(client: httpx.Client, url: str) -> tuple[int, object]:
         return response.status_code, None
 
 
-def _models_listed(client: httpx.Client, url: str) -> tuple[bool, str]:
+def listed_models(body: object) -> list[str] | None:
+    """The model ids of a ``/v1/models`` body (None: not an OpenAI model list)."""
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        return None
+    return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+
+
+def _models_listed(client: httpx.Client, url: str, model: str) -> tuple[bool, str]:
     models = str(httpx.URL(url).copy_with(path="/v1/models", query=None))
     status, body = _get_json(client, models)
-    data = body.get("data") if isinstance(body, dict) else None
-    ok = status == 200 and isinstance(data, list) and len(data) > 0
-    return ok, f"{models} answered {status} with models {data!r}"
+    ids = listed_models(body) if status == 200 else None
+    if not ids:
+        return False, f"{models} answered {status} with no model"
+    if model and model not in ids:
+        # Requests for the served name would get 404 "Model not found".
+        return False, f"{models} lists {ids!r}, not the served name {model!r}"
+    return True, f"{models} lists {ids!r}"
 
 
 def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
@@ -102,13 +122,13 @@ def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
                 if ready and gate.family == "dynamo":
                     # Workers register before the frontend has loaded their model card: until
                     # /v1/models lists a model, a request for it gets 404 "Model not found".
-                    return _models_listed(client, url)
+                    return _models_listed(client, url, gate.model)
                 return ready, f"Model is not ready, {want}. {seen}"
             case "direct":
                 status, _ = _get_json(client, url)
                 if status != 200:
                     return False, f"{url} answered {status}"
-                return _models_listed(client, url)
+                return _models_listed(client, url, gate.model)
             case "trtllm_serve":
                 status = client.get(url, timeout=_REQUEST_TIMEOUT).status_code
                 return status == 200, f"{url} answered {status}"

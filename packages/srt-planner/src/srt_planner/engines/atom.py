@@ -33,6 +33,8 @@ def build_atom(engine: AtomBackend, request: WorkerRequest) -> EngineCommand:
     argv += [ctx.python, "-m", "atom.entrypoints.openai_server", "--model", ctx.model_arg]
     argv += ["--host", "0.0.0.0", "--server-port", str(proc.ports.get("http", 0))]
     argv += ["-tp", str(len(proc.gpus))]
+    # The deployment's one name (srt_schema.served), also on roles that did not spell it.
+    argv += ["--served-model-name", ctx.served_model_name]
     if request.disaggregated:
         transfer: dict[str, Any] = {
             "kv_role": "kv_producer" if role.name == "prefill" else "kv_consumer",
@@ -43,5 +45,5 @@ def build_atom(engine: AtomBackend, request: WorkerRequest) -> EngineCommand:
         if engine.mooncake_protocol is not None:
             transfer["protocol"] = engine.mooncake_protocol
         argv += ["--kv-transfer-config", msgspec.json.encode(transfer).decode()]
-    argv += flags_from_args(args, dashes=False)
+    argv += flags_from_args(args, skip=("served-model-name",), dashes=False)
     return EngineCommand(argv=tuple(argv))

@@ -12,7 +12,14 @@ from srt_planner.context import PlanContext
 from srt_planner.gpu_packing import Endpoint
 from srt_planner.plan import GeneratedFile
 
-__all__ = ["EngineCommand", "WorkerProcess", "WorkerRequest", "kv_events_config", "role_args"]
+__all__ = [
+    "EngineCommand",
+    "WorkerProcess",
+    "WorkerRequest",
+    "config_dump_path",
+    "kv_events_config",
+    "role_args",
+]
 
 
 class WorkerProcess(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -68,6 +75,15 @@ class EngineCommand(msgspec.Struct, frozen=True, kw_only=True):
     wants_mask: bool = True
     fatal_log_patterns: tuple[str, ...] = ()
     env_unset: tuple[str, ...] = ()
+
+
+def config_dump_path(request: WorkerRequest) -> str:
+    """Where a worker process dumps its engine config: named like its log
+    (``<node>_<role>_w<i>``), so two workers on one node never write the same file."""
+    proc = request.process
+    suffix = f"_e{proc.engine}" if proc.engine else ""
+    name = f"{proc.node}_{proc.endpoint.role}_w{proc.endpoint.index}_config{suffix}.json"
+    return f"{request.ctx.in_log_dir}/{name}"
 
 
 def role_args(role: ResolvedRole) -> dict[str, Any]:

@@ -12,15 +12,18 @@ from srt_schema.recipe import MockerBackend
 
 __all__ = ["build_mocker"]
 
+#: Flags srt sets itself; a role's copies are dropped.
+_OWNED = ("model-path", "model-name")
+
 
 def build_mocker(engine: MockerBackend, request: WorkerRequest) -> EngineCommand:
     ctx, proc, role = request.ctx, request.process, request.role
     argv = [ctx.python, "-m", "dynamo.mocker", "--model-path", ctx.model_arg]
     args = role_args(role)
-    if not {"model-name", "model_name"} & set(args):
-        # Without it the mocker registers the model under its path, and requests for the
-        # served name (what the benchmark asks for) get 404 "Model not found".
-        argv += ["--model-name", ctx.served_model_name]
+    # Without it the mocker registers the model under its path, and requests for the served
+    # name (what the benchmark asks for) get 404 "Model not found". A role's own ``model-name``
+    # is that name (srt_schema.served), so the flag is srt's.
+    argv += ["--model-name", ctx.served_model_name]
     if request.disaggregated:
         argv += ["--disaggregation-mode", role.name]
     if "bootstrap" in proc.ports:
@@ -49,5 +52,5 @@ def build_mocker(engine: MockerBackend, request: WorkerRequest) -> EngineCommand
         argv.append("--no-enable-chunked-prefill")
     if engine.preemption_mode is not None:
         argv += ["--preemption-mode", engine.preemption_mode]
-    argv += flags_from_args(args)
+    argv += flags_from_args(args, skip=_OWNED)
     return EngineCommand(argv=tuple(argv), wants_mask=False)

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from srt_planner.engines._flags import flags_from_args
-from srt_planner.engines.base import EngineCommand, WorkerRequest, kv_events_config, role_args
+from srt_planner.engines.base import (
+    EngineCommand,
+    WorkerRequest,
+    config_dump_path,
+    kv_events_config,
+    role_args,
+)
 from srt_planner.engines.sidecar import coupled_launch, sidecar_argv, sidecar_mode
 from srt_schema.recipe import SGLangBackend
 
@@ -12,13 +18,6 @@ __all__ = ["build_sglang"]
 _OWNED = ("model-path", "served-model-name", "nccl-port")
 #: Sidecar mode also owns the engine's gRPC port.
 _OWNED_SIDECAR = (*_OWNED, "grpc-port")
-
-
-def served_name(request: WorkerRequest) -> str:
-    value = request.role.config.args.get("served-model-name")
-    if value is None:
-        value = request.role.config.args.get("served_model_name")
-    return str(value) if value is not None else request.ctx.served_model_name
 
 
 def build_sglang(engine: SGLangBackend, request: WorkerRequest) -> EngineCommand:
@@ -32,7 +31,7 @@ def build_sglang(engine: SGLangBackend, request: WorkerRequest) -> EngineCommand
     if ctx.frontend == "sglang" and role.name == "agg" and proc.is_leader:
         http = proc.ports["public"]
     argv = [ctx.python, "-m", module, "--model-path", ctx.model_arg]
-    argv += ["--served-model-name", served_name(request), "--host", "0.0.0.0"]
+    argv += ["--served-model-name", ctx.served_model_name, "--host", "0.0.0.0"]
     argv += ["--port", str(http), "--nccl-port", str(proc.ports["nccl"])]
     if request.disaggregated:
         argv += ["--disaggregation-mode", role.name]
@@ -44,7 +43,7 @@ def build_sglang(engine: SGLangBackend, request: WorkerRequest) -> EngineCommand
         argv += ["--dist-init-addr", f"{address}:{leader.ports['dist_init']}"]
         argv += ["--nnodes", str(len(request.siblings)), "--node-rank", str(proc.node_rank)]
     if ctx.dynamo_workers:
-        argv += ["--dump-config-to", f"{ctx.in_log_dir}/{proc.node}_config.json"]
+        argv += ["--dump-config-to", config_dump_path(request)]
     events = kv_events_config(role, proc.ports["kv_events"])
     if events is not None:
         argv += ["--kv-events-config", events]

@@ -13,6 +13,7 @@ _FORBIDDEN = ("engine", "http-port", "ctrl-port")
 
 
 def build_tilert(engine: TileRTBackend, request: WorkerRequest) -> EngineCommand:
+    del engine  # its served_model_name is read through ctx.served_model_name
     ctx, proc, role = request.ctx, request.process, request.role
     if role.name != "decode" or len(request.siblings) > 1:
         raise PlanningError(
@@ -24,7 +25,8 @@ def build_tilert(engine: TileRTBackend, request: WorkerRequest) -> EngineCommand
             raise PlanningError(f"$.roles.decode.args.{key}: srt sets this TileRT flag; remove it")
     argv = [ctx.python, "-m", "tilert.pd_vllm.decode_server", "--engine", "tilert"]
     argv += ["--http-port", str(proc.ports["http"]), "--ctrl-port", str(proc.ports["nixl"])]
-    if engine.served_model_name is not None:
-        argv += ["--served-model-name", engine.served_model_name]
-    argv += flags_from_args(args, sort=False, repeat_lists=True)
+    # Always named: the server's own default would be the path it loads (``/model`` in a
+    # container), not the name clients ask for.
+    argv += ["--served-model-name", ctx.served_model_name]
+    argv += flags_from_args(args, skip=("served-model-name",), sort=False, repeat_lists=True)
     return EngineCommand(argv=tuple(argv))

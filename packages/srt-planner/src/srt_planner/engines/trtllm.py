@@ -47,7 +47,7 @@ def build_trtllm(engine: TRTLLMBackend, request: WorkerRequest) -> EngineCommand
     """The command of the endpoint's MPI step (ranks on every node of the endpoint)."""
     ctx, role, proc = request.ctx, request.role, request.process
     config_path = f"{ctx.in_log_dir}/{config_file_name(role.name)}"
-    served = engine.served_model_name or ctx.served_model_name
+    served = ctx.served_model_name
     prefix: list[str] = []
     if memory_bind(engine, ctx.recipe.resources.gpu_type, role.name):
         prefix += ["numactl", "-m", "0,1"]
@@ -60,8 +60,9 @@ def build_trtllm(engine: TRTLLMBackend, request: WorkerRequest) -> EngineCommand
             if key in args:
                 program += [f"--{key}", str(args[key])]
         program += ["--config", config_path]
-        if engine.served_model_name:
-            program += ["--served_model_name", engine.served_model_name]
+        # Always named: trtllm-serve would otherwise serve the path it loads (``/model`` in a
+        # container), not the name the benchmark asks for (docs/deviations.md).
+        program += ["--served_model_name", served]
         program += list(role.config.extra_args)
     else:
         program = [ctx.python, "-m", "dynamo.trtllm", "--model-path", ctx.model_arg]

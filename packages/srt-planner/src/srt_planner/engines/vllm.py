@@ -6,7 +6,13 @@ import json
 from typing import Any
 
 from srt_planner.engines._flags import flags_from_args
-from srt_planner.engines.base import EngineCommand, WorkerRequest, kv_events_config, role_args
+from srt_planner.engines.base import (
+    EngineCommand,
+    WorkerRequest,
+    config_dump_path,
+    kv_events_config,
+    role_args,
+)
 from srt_planner.engines.failover import failover_env, worker_dir
 from srt_schema.recipe import VLLMBackend
 
@@ -40,11 +46,20 @@ _OWNED = (
     "master-addr",
     "nnodes",
     "node-rank",
+    "served-model-name",
 )
 
 
 def _arg(args: dict[str, Any], name: str) -> Any:
     return args.get(name, args.get(name.replace("-", "_")))
+
+
+def served_names(args: dict[str, Any], name: str) -> list[str]:
+    """``--served-model-name`` values: the deployment's name first, then a role's extra names
+    (vLLM serves every name it is given; clients use the first)."""
+    given = _arg(args, "served-model-name")
+    extra = [str(v) for v in given[1:]] if isinstance(given, list) else []
+    return [name, *(v for v in extra if v != name)]
 
 
 def replica_size(args: dict[str, Any]) -> int:
@@ -73,7 +88,7 @@ def connector_config(engine: VLLMBackend, args: dict[str, Any]) -> str | None:
 def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
     ctx, proc, role = request.ctx, request.process, request.role
     args = role_args(role)
-    served = _arg(args, "served-model-name") or ctx.served_model_name
+    served = served_names(args, ctx.served_model_name)
     multi = len(request.siblings) > 1
     leader_ip = ctx.address(request.leader.node)
     argv: list[str]
@@ -81,12 +96,12 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
         argv = [engine.vllm_serve_binary, "serve", ctx.model_arg]
         if proc.is_leader:
             argv += ["--host", "0.0.0.0", "--port", str(proc.ports["public"])]
-        argv += ["--served-model-name", str(served)]
+        argv += ["--served-model-name", *served]
     elif ctx.dynamo_workers:
         argv = [ctx.python, "-m", "dynamo.vllm", "--model", ctx.model_arg]
-        argv += ["--served-model-name", str(served)]
+        argv += ["--served-model-name", *served]
     else:
-        argv = ["vllm", "serve", ctx.model_arg, "--served-model-name", str(served)]
+        argv = ["vllm", "serve", ctx.model_arg, "--served-model-name", *served]
         argv += ["--host", "0.0.0.0", "--port", str(proc.ports.get("http", 0))]
     if request.disaggregated and ctx.dynamo_workers:
         argv += ["--disaggregation-mode", role.name]
@@ -124,8 +139,7 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
         argv += ["--load-format", "gms", "--gms-shadow-mode"]
     if ctx.dynamo_workers:
         argv += ["--request-plane", ctx.recipe.dynamo.request_plane]
-        suffix = f"_e{proc.engine}" if proc.engine else ""
-        argv += ["--dump-config-to", f"{ctx.in_log_dir}/{proc.node}_config{suffix}.json"]
+        argv += ["--dump-config-to", config_dump_path(request)]
     events = kv_events_config(role, proc.ports["kv_events"], vllm=True)
     if events is not None:
         argv += ["--kv-events-config", events]

@@ -245,6 +245,7 @@ def health_gate(
         url=url,
         expected_prefill=prefill,
         expected_decode=decode,
+        model=ctx.served_model_name if family in ("dynamo", "direct") else "",
         max_attempts=health.max_attempts,
         interval_seconds=float(health.interval_seconds),
     )

@@ -16,6 +16,7 @@ from srt_schema.validate import (
     frontend_rules,
     observe_rules,
     roles_rules,
+    served_rules,
     services_rules,
     unsupported_rules,
 )
@@ -26,6 +27,7 @@ __all__ = ["RULES", "validate_recipe"]
 RULES: tuple[Rule, ...] = (
     *roles_rules.RULES,
     *frontend_rules.RULES,
+    *served_rules.RULES,
     *dynamo_rules.RULES,
     *observe_rules.RULES,
     *services_rules.RULES,
