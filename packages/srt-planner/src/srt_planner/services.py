@@ -39,6 +39,12 @@ from srt_planner.service_kinds import (
     kind_readiness,
     service_phase,
 )
+from srt_planner.service_source import (
+    SOURCE_DIR_ENV,
+    build_source_steps,
+    run_dir,
+    source_preamble,
+)
 from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
 from srt_schema.recipe import (
     ServiceConfig,
@@ -180,7 +186,11 @@ def _instances(
 
 
 def _placeholders(
-    ctx: PlanContext, service: ServiceConfig, instance: _Instance, index: int
+    ctx: PlanContext,
+    service: ServiceConfig,
+    instance: _Instance,
+    index: int,
+    source_dir: str | None = None,
 ) -> dict[str, str]:
     carving = ctx.carving
     pool = carving.pools.get(_placement(service).pool or service.name, ())
@@ -206,6 +216,8 @@ def _placeholders(
             "pool_ips": ",".join(ctx.address(n) for n in pool),
             "pool_node_count": str(len(pool)),
         }
+    if source_dir is not None:
+        values["source_dir"] = source_dir
     worker = instance.worker
     if worker is not None:
         values |= {
@@ -244,6 +256,27 @@ def _instance_name(service: ServiceConfig, instance: _Instance, many: bool) -> s
     return f"service_{service.name}_{instance.node}" if many else f"service_{service.name}"
 
 
+def _check_source(service: ServiceConfig) -> None:
+    """``build_command`` and ``build_timeout_seconds`` act only on a checkout."""
+    where = f"$.services[{service.name}]"
+    if service.build_command is not None and service.source is None:
+        raise PlanningError(
+            f"{where}.build_command: runs in the service's source checkout, but the service has "
+            "no source; add source: {git: <url>, rev: <tag or sha>}, or move the command into "
+            "the service's preamble"
+        )
+    if service.build_timeout_seconds <= 0:
+        raise PlanningError(
+            f"{where}.build_timeout_seconds: {service.build_timeout_seconds} is not a time "
+            "limit; use a positive number of seconds (default 1800)"
+        )
+    if service.source is not None and service.type in NO_WRAPPER_KINDS:
+        raise PlanningError(
+            f"{where}.source: a {service.type} image has no shell to run from a checkout; "
+            "remove source or use a generic service"
+        )
+
+
 def build_services(
     ctx: PlanContext, workers: Sequence[WorkerProcess]
 ) -> tuple[list[ProcessSpec], list[GeneratedFile]]:
@@ -258,12 +291,20 @@ def build_services(
             if max_mb is not None:
                 conf.append(f"max_payload: {int(max_mb) * 1024 * 1024}")
             files.append(GeneratedFile(path="nats.conf", content="\n".join(conf) + "\n"))
+        _check_source(service)
         instances = _instances(ctx, service, workers)
         many = len(instances) > 1
         ports = kind_ports(service)
         for index, instance in enumerate(instances):
+            host_native = service.type in HOST_NATIVE_KINDS
+            container = None if host_native else ctx.container(service.container)
+            source_dir: str | None = None
+            if service.source is not None:
+                # The checkout as this process sees it (``/logs`` inside a container).
+                seen = ctx.in_log_dir if container is not None else ctx.log_dir
+                source_dir = run_dir(seen, service)
             command = kind_command(ctx, service, data, index, instances[0].node) + service.args
-            values = _placeholders(ctx, service, instance, index)
+            values = _placeholders(ctx, service, instance, index, source_dir)
             argv = tuple(render_placeholders(part, values) for part in command)
             rendered = {k: render_placeholders(v, values) for k, v in service.env.items()}
             mask: dict[str, str] = {}
@@ -272,18 +313,19 @@ def build_services(
                 mask = {ctx.cluster.visible_devices_env: ",".join(str(g) for g in worker.gpus)}
             inherit = service.inherit_discovery_env and service.type not in INFRA
             discovery = discovery_env(ctx) if inherit else {}
-            env = layer_env(discovery, _gms_env(ctx, service, worker), rendered, mask)
+            source_env = {SOURCE_DIR_ENV: source_dir} if source_dir is not None else {}
+            env = layer_env(discovery, _gms_env(ctx, service, worker), source_env, rendered, mask)
             preamble: tuple[str, ...] = ()
+            if source_dir is not None:
+                preamble = (source_preamble(source_dir),)
             if service.type in ("etcd",):
-                preamble = (f"rm -rf {data}/etcd && mkdir -p {data}/etcd",)
+                preamble += (f"rm -rf {data}/etcd && mkdir -p {data}/etcd",)
             if service.type == "nats":
-                preamble = (f"rm -rf {data}/nats && mkdir -p {data}/nats",)
+                preamble += (f"rm -rf {data}/nats && mkdir -p {data}/nats",)
             if service.preamble:
                 preamble += (render_placeholders(service.preamble, values),)
             name = _instance_name(service, instance, many)
             log = f"{name}.out"
-            host_native = service.type in HOST_NATIVE_KINDS
-            container = None if host_native else ctx.container(service.container)
             step = SrunStep(
                 step_name=name,
                 nodes=(instance.node,),
@@ -304,6 +346,11 @@ def build_services(
             critical = (
                 service.critical if service.critical is not None else service.type in CRITICAL
             )
+            if index == 0:
+                # Once, on the first node: the checkout is on the shared log directory.
+                specs += build_source_steps(
+                    ctx, service, node=instance.node, phase=phase, env=env, container=container
+                )
             specs.append(
                 ProcessSpec(
                     name=name,
@@ -319,9 +366,7 @@ def build_services(
                     srun_argv=() if ctx.local else render_srun(step, task, job_id=ctx.job_id),
                     container=container,
                     log_file=log,
-                    phase="infra"
-                    if phase == "infra"
-                    else ("before_workers" if phase == "before_workers" else "after_frontend"),
+                    phase=phase,
                     order=order,
                     readiness=kind_readiness(ctx, service, instance.node, ports),
                     critical=critical,
