@@ -167,7 +167,7 @@ class Applier:
             cluster_path=str(self.session.cluster.path) if self.session.cluster.path else None,
             pins=[p.render() for p in pins],
             srtctl_version=package_version(),
-            log_dir=f"{self.session.output_base}/{job_id}/logs",
+            log_dir=self._log_dir(planned, job_id),
         )
         files = {
             "config.yaml": (config, 0o644),
@@ -260,6 +260,14 @@ class Applier:
 
     # ------------------------------------------------------------------ Slurm
 
+    def _log_dir(self, planned: PlannedJob, job_id: str) -> str:
+        from srt_cli.planning import job_log_dir
+
+        session = self.session
+        return job_log_dir(
+            planned.job, output_base=session.output_base, job_id=job_id, edge=session.edge
+        )
+
     def _submit(self, job: LoadedJob, pins: list[Pin]) -> None:
         from srt_cli.jobfiles import config_text, write_job_files
         from srt_cli.planning import plan_one, staged_output
@@ -276,6 +284,7 @@ class Applier:
             serve_only=self.serve_only,
             environment=session.script_environment(),
             eval_request=session.eval_request(),
+            edge=session.edge,
         )
         staging = Path(planned.staging)
         write_job_files(
@@ -299,7 +308,7 @@ class Applier:
         now = _now()
         meta = self._metadata(planned, job_id, now)
         files = self._files(planned, job_id=job_id, pins=pins, plan_json=False, meta=meta, now=now)
-        write_job_files(job_dir, files)
+        write_job_files(job_dir, files, logs_at=self._log_dir(planned, job_id))
         (job_dir / "logs" / f"sweep_{job_id}.log").touch()
         self._announce(planned, job_id, meta, now)
         self.say(f"job {job_id} submitted: {job_dir}")
@@ -348,6 +357,7 @@ class Applier:
             python=session.python,
             config_text=config_text(job),
             serve_only=self.serve_only,
+            edge=session.edge,
         )
         nodes = simulated_nodes(first.request.nodes)
         return plan_one(
@@ -362,6 +372,7 @@ class Applier:
             addresses=dict.fromkeys(nodes, LOCAL_ADDRESS),
             serve_only=self.serve_only,
             eval_request=session.eval_request(),
+            edge=session.edge,
         )
 
     def _run_local(self, planned: PlannedJob, pins: list[Pin]) -> None:
@@ -377,7 +388,7 @@ class Applier:
         now = _now()
         meta = self._metadata(planned, job_id, now)
         files = self._files(planned, job_id=job_id, pins=pins, plan_json=True, meta=meta, now=now)
-        write_job_files(job_dir, files)
+        write_job_files(job_dir, files, logs_at=self._log_dir(planned, job_id))
         self._announce(planned, job_id, meta, now)
         self.say(f"running {planned.request.job_name} here as {job_id}: {job_dir}")
         command = shlex.join([session.python, "-m", "srt_runtime", "run", "--job-dir", "..."])

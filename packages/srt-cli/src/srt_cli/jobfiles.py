@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from srt_cli.errors import CliUsageError
+
 if TYPE_CHECKING:
     from srt_cli.planning import PlannedJob
     from srt_schema.cluster import ClusterConfig
@@ -157,6 +159,20 @@ def build_lock(
     return banner + dump_yaml(document)
 
 
+def link_logs(logs: Path, target: Path | None) -> None:
+    """``logs`` as a folder, or as a link to ``target`` (``output.log_dir``)."""
+    if target is None or target == logs:
+        logs.mkdir(exist_ok=True)
+        return
+    if target.is_dir() and any(target.iterdir()):
+        raise CliUsageError(
+            f"output.log_dir {target} already holds files (another job's logs?); "
+            "put {job_id} in output.log_dir so every job gets its own folder"
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    logs.symlink_to(target, target_is_directory=True)
+
+
 def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
@@ -165,11 +181,19 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
 
 
 def write_job_files(
-    folder: Path, files: Mapping[str, tuple[str, int]], *, logs: bool = True
+    folder: Path,
+    files: Mapping[str, tuple[str, int]],
+    *,
+    logs: bool = True,
+    logs_at: str | None = None,
 ) -> None:
-    """Write ``name -> (text, mode)`` into ``folder`` (created, with ``logs/`` unless told not)."""
+    """Write ``name -> (text, mode)`` into ``folder`` (created, with ``logs/`` unless told not).
+
+    ``logs_at``: the job's log directory when the recipe's ``output.log_dir`` moves it; it is
+    created and ``folder/logs`` links to it. It must be new or empty (two jobs never share one).
+    """
     folder.mkdir(parents=True, exist_ok=True)
     if logs:
-        (folder / "logs").mkdir(exist_ok=True)
+        link_logs(folder / "logs", Path(logs_at) if logs_at else None)
     for name, (text, mode) in files.items():
         write_atomic(folder / name, text, mode)

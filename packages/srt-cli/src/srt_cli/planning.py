@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from srt_cli.errors import translated
 
 if TYPE_CHECKING:
+    from srt_cli.environment import Edge
     from srt_planner.plan import AllocationRequest, JobPlan
     from srt_planner.post_eval import EvalRequest
     from srt_schema.cluster import ClusterConfig
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PlannedJob",
+    "job_log_dir",
     "plan_one",
     "runtime_command",
     "simulated_nodes",
@@ -75,6 +77,21 @@ def staged_output(staging: str) -> str:
     return f"{staging.rstrip('/')}/sweep_%j.log"
 
 
+def job_log_dir(job: LoadedJob, *, output_base: str, job_id: str, edge: Edge | None) -> str:
+    """The job's log directory: the job folder's ``logs/``, or the recipe's ``output.log_dir``
+    (then ``<job>/logs`` links to it: :func:`srt_cli.jobfiles.write_job_files`)."""
+    from srt_planner.log_dir import resolve_log_dir
+
+    moved = resolve_log_dir(
+        job.recipe.output.log_dir,
+        job_id=job_id,
+        run_name=f"{job.recipe.name}_{job_id}",
+        environ=edge.environ if edge is not None else {},
+        cwd=str(edge.cwd) if edge is not None else "/",
+    )
+    return moved or f"{output_base.rstrip('/')}/{job_id}/logs"
+
+
 def plan_one(
     job: LoadedJob,
     cluster: ClusterConfig,
@@ -90,6 +107,7 @@ def plan_one(
     environment: dict[str, str] | None = None,
     staging: str | None = None,
     eval_request: EvalRequest | None = None,
+    edge: Edge | None = None,
 ) -> PlannedJob:
     """Allocation request, batch script and JobPlan of one job.
 
@@ -115,7 +133,7 @@ def plan_one(
         if request.het:
             first = request.het[0].nodes
             groups = (granted[:first], granted[first:])
-        log_dir = f"{output_base.rstrip('/')}/{job_id}/logs"
+        log_dir = job_log_dir(job, output_base=output_base, job_id=job_id, edge=edge)
         plan = plan_job(
             job.recipe,
             cluster,

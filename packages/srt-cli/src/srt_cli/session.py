@@ -58,6 +58,7 @@ class Session:
                 environment=self.script_environment(),
                 staging=staging,
                 eval_request=self.eval_request(),
+                edge=self.edge,
             )
             for job in jobs
         ]

@@ -35,6 +35,12 @@ def write_plan(plan: JobPlan, path: Path) -> None:
     write_atomic(path, msgspec.json.format(msgspec.json.encode(plan)) + b"\n")
 
 
+def _log_dir(job_dir: Path) -> str:
+    """``<job>/logs``, or where it links to when the recipe's ``output.log_dir`` moved it."""
+    logs = job_dir / "logs"
+    return str(logs.resolve()) if logs.is_symlink() else str(logs)
+
+
 def plan_from_job_dir(
     job_dir: Path, environ: Mapping[str, str], *, cwd: Path, serve_only: bool = False
 ) -> JobPlan:
@@ -69,7 +75,7 @@ def plan_from_job_dir(
             facts.job_id,
             het_groups=het,
             addresses=addresses,
-            log_dir=str(job_dir / "logs"),
+            log_dir=_log_dir(job_dir),
             serve_only=serve_only,
             eval_request=build_eval_request(environ),
         )
