@@ -56,6 +56,13 @@ REFUSED: dict[str, str] = {
     # Schema-valid, refused until the feature lands (docs/schema-ledger.md): a torch profile
     # between start_step and stop_step needs start/stop-profile requests that nothing sends yet.
     "NVIDIA/srt-slurm/examples/features/profiling.yaml": "$.profiling.aggregated.start_step",
+    # Schema-valid, refused at validate instead of inside the allocation: an `hf:` model is pulled
+    # by the engine, so sa-bench has no tokenizer.json for its synthetic prompts (nothing is staged
+    # or downloaded); the message names benchmark.custom_tokenizer as the fix.
+    "NVIDIA/srt-slurm/examples/features/sglang-sidecar-multinode-dp.yaml": "$.model.path",
+    "NVIDIA/srt-slurm/examples/sglang/sgl-router-disagg.yaml": "$.model.path",
+    "SemiAnalysisAI/srt-slurm/examples/local/vllm-agg-1gpu.yaml": "$.model.path",
+    "SemiAnalysisAI/srt-slurm/examples/vllm/smg-dep16.yaml": "$.model.path",
 }
 
 # v2 files the JSON Schema alone rejects but our pipeline loads, with the reason.

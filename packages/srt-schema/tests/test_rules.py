@@ -528,10 +528,25 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "'4,8' is not a concurrency list; write [4, 8] or \"4x8\"",
     ),
     (
-        "duplicate concurrencies",
-        lambda d: d["benchmark"].update(concurrencies=[4, 4]),
+        "non-positive concurrency",
+        lambda d: d["benchmark"].update(concurrencies=[4, 0]),
         "$.benchmark.concurrencies",
-        "must be a non-empty list of unique positive integers",
+        "[4, 0] is not allowed; concurrencies must be a non-empty list of positive integers",
+    ),
+    (
+        "repeated concurrencies with power telemetry",
+        lambda d: _all(
+            d["benchmark"].update(concurrencies="2x2"),
+            d.update(
+                telemetry={
+                    "enabled": True,
+                    "dcgm_exporter": {"container_image": "dcgm:1", "port": 9400},
+                }
+            ),
+        ),
+        "$.benchmark.concurrencies",
+        "[2, 2] repeats 2; with telemetry.enabled each power window is keyed by its concurrency, "
+        "so every level must be unique: drop the repeat or set telemetry.enabled: false",
     ),
     (
         "custom benchmark without a command",
@@ -543,13 +558,167 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "sa-bench without sizes",
         lambda d: d.update(benchmark={"type": "sa-bench"}),
         "$.benchmark.isl",
-        "sa-bench needs isl, osl, concurrencies",
+        "benchmark.type 'sa-bench' needs isl, osl, concurrencies; e.g. isl: 1024, osl: 1024, "
+        "concurrencies: [4, 8]",
     ),
     (
         "bad request rate",
         lambda d: d["benchmark"].update(req_rate="fast"),
         "$.benchmark.req_rate",
         "'fast' is not a rate; use a number or inf",
+    ),
+    (
+        "request rate not positive",
+        lambda d: d["benchmark"].update(req_rate=0),
+        "$.benchmark.req_rate",
+        "0 is out of range; req_rate must be a number > 0 or inf",
+    ),
+    (
+        "negative output length",
+        lambda d: d["benchmark"].update(osl=-5),
+        "$.benchmark.osl",
+        "-5 is out of range; osl must be an integer >= 1",
+    ),
+    (
+        "zero input length",
+        lambda d: d["benchmark"].update(isl=0),
+        "$.benchmark.isl",
+        "0 is out of range; isl must be an integer >= 1",
+    ),
+    (
+        "prompt multiplier below one",
+        lambda d: d["benchmark"].update(num_prompts_mult=0),
+        "$.benchmark.num_prompts_mult",
+        "0 is out of range; num_prompts_mult must be an integer >= 1",
+    ),
+    (
+        "negative warmup multiplier",
+        lambda d: d["benchmark"].update(num_warmup_mult=-1),
+        "$.benchmark.num_warmup_mult",
+        "-1 is out of range; num_warmup_mult must be an integer >= 0",
+    ),
+    (
+        "range ratio above one",
+        lambda d: d["benchmark"].update(random_range_ratio=1.5),
+        "$.benchmark.random_range_ratio",
+        "1.5 is out of range; random_range_ratio must be a number in [0, 1]",
+    ),
+    (
+        "negative max_tokens",
+        lambda d: d.update(
+            benchmark={"type": "gsm8k", "dataset_path": "/d/gsm8k.jsonl", "max_tokens": -1}
+        ),
+        "$.benchmark.max_tokens",
+        "-1 is out of range; max_tokens must be an integer >= 1",
+    ),
+    (
+        "zero router requests",
+        lambda d: _all(
+            d.update(frontend={"type": "sglang-router"}),
+            d.update(benchmark={"type": "router", "num_requests": 0}),
+        ),
+        "$.benchmark.num_requests",
+        "0 is out of range; num_requests must be an integer >= 1",
+    ),
+    (
+        "negative shots",
+        lambda d: d.update(
+            benchmark={"type": "gsm8k", "dataset_path": "/d/gsm8k.jsonl", "num_shots": -2}
+        ),
+        "$.benchmark.num_shots",
+        "-2 is out of range; num_shots must be an integer >= 0",
+    ),
+    (
+        "unsupported sa-bench dataset",
+        lambda d: d["benchmark"].update(dataset_name="sharegpt"),
+        "$.benchmark.dataset_name",
+        "'sharegpt' is not a dataset sa-bench reads; use 'random' (synthetic prompts of isl/osl "
+        "tokens) or 'custom' (a JSON Lines file of prompts in dataset_path)",
+    ),
+    (
+        "custom dataset without a path",
+        lambda d: d["benchmark"].update(dataset_name="custom"),
+        "$.benchmark.dataset_path",
+        "benchmark.type 'sa-bench' needs dataset_path; e.g. dataset_path: /data/prompts.jsonl, "
+        "concurrencies: [4, 8]",
+    ),
+    (
+        "custom tokenizer that is a class name",
+        lambda d: d["benchmark"].update(
+            custom_tokenizer="sa_bench_tokenizers.sglang_deepseek_v4.SGLangDeepseekV4Tokenizer"
+        ),
+        "$.benchmark.custom_tokenizer",
+        "'sa_bench_tokenizers.sglang_deepseek_v4.SGLangDeepseekV4Tokenizer' is not a local "
+        "tokenizer: srt-bench loads a tokenizer.json and never imports a tokenizer class or "
+        "downloads one from the hub; set an absolute path to a folder holding tokenizer.json (or "
+        "to the file), or unset custom_tokenizer to use the model's own",
+    ),
+    (
+        "hub model with synthetic prompts and no tokenizer",
+        lambda d: d["model"].update(path="hf:Qwen/Qwen3-0.6B"),
+        "$.model.path",
+        "'hf:Qwen/Qwen3-0.6B' is pulled from the Hugging Face hub by the engine, so there is no "
+        "tokenizer.json on disk for sa-bench's synthetic prompts; set benchmark.custom_tokenizer "
+        "to a local folder holding the model's tokenizer.json",
+    ),
+    (
+        "accuracy eval without a dataset",
+        lambda d: d.update(benchmark={"type": "mmlu"}),
+        "$.benchmark.dataset_path",
+        "benchmark.type 'mmlu' reads its questions from a local JSON Lines file and nothing is "
+        "downloaded at run time; set benchmark.dataset_path to a mmlu .jsonl file inside the "
+        "container (mount it with container_mounts)",
+    ),
+    (
+        "mooncake-router without a trace",
+        lambda d: d.update(benchmark={"type": "mooncake-router"}),
+        "$.benchmark.dataset_path",
+        "benchmark.type 'mooncake-router' replays a local Mooncake trace and nothing is "
+        "downloaded at run time; set benchmark.dataset_path to the trace .jsonl file inside the "
+        "container (mount it with container_mounts)",
+    ),
+    (
+        "unknown mooncake workload",
+        lambda d: d.update(
+            benchmark={
+                "type": "mooncake-router",
+                "dataset_path": "/d/t.jsonl",
+                "mooncake_workload": "chat",
+            }
+        ),
+        "$.benchmark.mooncake_workload",
+        "'chat' is not a Mooncake workload; use one of mooncake, conversation, synthetic, "
+        "toolagent",
+    ),
+    (
+        "router benchmark behind another frontend",
+        lambda d: d.update(benchmark={"type": "router"}),
+        "$.benchmark.type",
+        "benchmark.type 'router' measures the SGLang router's prefix caching and needs "
+        "frontend.type 'sglang-router', got 'dynamo'; set frontend.type: sglang-router or pick "
+        "another benchmark.type",
+    ),
+    (
+        "sglang-bench without sizes",
+        lambda d: d.update(benchmark={"type": "sglang-bench", "concurrencies": [4]}),
+        "$.benchmark.isl",
+        "benchmark.type 'sglang-bench' needs isl, osl; e.g. isl: 1024, osl: 1024, "
+        "concurrencies: [4, 8]",
+    ),
+    (
+        "trace-replay without a trace",
+        lambda d: d.update(benchmark={"type": "trace-replay"}),
+        "$.benchmark.trace_file",
+        "benchmark.type 'trace-replay' needs trace_file, concurrencies; e.g. trace_file: "
+        "/data/trace.jsonl, concurrencies: [4, 8]",
+    ),
+    (
+        "agentperf without its client",
+        lambda d: d.update(benchmark={"type": "agentperf", "concurrency": 4}),
+        "$.benchmark.agentperf_client_dir",
+        "benchmark.type 'agentperf' needs agentperf_client_dir, agentperf_config; e.g. "
+        "agentperf_client_dir: /mnt/agentperf-client, agentperf_config: /mnt/workload.yaml, "
+        "concurrencies: [4, 8] (or concurrency: 4)",
     ),
     (
         "empty host_setup command",
@@ -601,3 +770,37 @@ def test_decode_nodes_zero_means_colocate() -> None:
     _disagg(doc)
     doc["roles"]["decode"]["nodes"] = 0
     assert _issues(copy.deepcopy(doc)) == []
+
+
+def test_repeated_concurrencies_load_without_power_telemetry() -> None:
+    doc = _edit(lambda d: d["benchmark"].update(concurrencies="2x2"))
+    (job,) = load_recipe_document(doc, file="r.yaml")
+    assert job.recipe.benchmark.concurrencies == "2x2"
+
+
+def test_a_local_custom_tokenizer_is_accepted_also_for_a_hub_model() -> None:
+    doc = _edit(
+        lambda d: d["model"].update(path="hf:Qwen/Qwen3-0.6B"),
+        lambda d: d["benchmark"].update(custom_tokenizer="/tokenizers/qwen3"),
+    )
+    assert _issues(doc) == []
+
+
+def test_a_custom_dataset_needs_no_synthetic_lengths() -> None:
+    doc = _edit(
+        lambda d: d.update(
+            benchmark={
+                "type": "sa-bench",
+                "dataset_name": "custom",
+                "dataset_path": "/data/prompts.jsonl",
+                "concurrencies": [4],
+            }
+        )
+    )
+    assert _issues(doc) == []
+
+
+@pytest.mark.parametrize("kind", ["gsm8k", "mmlu", "gpqa", "longbenchv2"])
+def test_an_accuracy_eval_with_a_dataset_file_loads(kind: str) -> None:
+    doc = _edit(lambda d: d.update(benchmark={"type": kind, "dataset_path": f"/d/{kind}.jsonl"}))
+    assert _issues(doc) == []

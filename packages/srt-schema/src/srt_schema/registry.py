@@ -12,19 +12,28 @@ import msgspec
 from srt_schema.roles import EngineType
 
 __all__ = [
+    "ACCURACY_EVALS",
+    "BENCHMARK_BOUNDS",
     "BENCHMARK_FIELDS",
     "BENCHMARK_SHARED_FIELDS",
     "BENCHMARK_TYPES",
     "FRONTENDS",
+    "MOONCAKE_WORKLOADS",
+    "ROUTER_BENCH_FRONTEND",
+    "SA_BENCH_DATASETS",
     "SERVICE_KINDS",
     "SERVICE_PLACEMENTS",
     "SERVICE_STARTS",
+    "AccuracyEval",
+    "Bound",
     "FrontendFamily",
     "FrontendInfo",
+    "SaBenchDataset",
     "ServiceKind",
     "ServicePlacement",
     "ServiceStart",
     "canonical_frontend",
+    "is_local_tokenizer",
 ]
 
 FrontendFamily = Literal["dynamo", "router", "direct", "none"]
@@ -139,7 +148,9 @@ BENCHMARK_SHARED_FIELDS: frozenset[str] = frozenset(
     }
 )
 
-#: Per benchmark type, the fields it reads on top of the shared ones.
+#: Per benchmark type, the fields it reads on top of the shared ones. The accuracy evals and
+#: mooncake-router also read ``dataset_path``: their questions / trace come from a local file,
+#: never downloaded at run time (docs/deviations.md).
 BENCHMARK_FIELDS: dict[str, frozenset[str]] = {
     "sa-bench": frozenset(
         {
@@ -170,15 +181,25 @@ BENCHMARK_FIELDS: dict[str, frozenset[str]] = {
             "temperature",
             "top_p",
             "top_k",
+            "dataset_path",
         }
     ),
-    "mmlu": frozenset({"num_examples", "max_tokens", "repeat", "num_threads"}),
-    "gpqa": frozenset({"num_examples", "max_tokens", "repeat", "num_threads"}),
+    "mmlu": frozenset({"num_examples", "max_tokens", "repeat", "num_threads", "dataset_path"}),
+    "gpqa": frozenset({"num_examples", "max_tokens", "repeat", "num_threads", "dataset_path"}),
     "longbenchv2": frozenset(
-        {"num_examples", "max_tokens", "num_threads", "max_context_length", "categories"}
+        {
+            "num_examples",
+            "max_tokens",
+            "num_threads",
+            "max_context_length",
+            "categories",
+            "dataset_path",
+        }
     ),
     "router": frozenset({"isl", "osl", "num_requests", "concurrency", "prefix_ratios"}),
-    "mooncake-router": frozenset({"mooncake_workload", "ttft_threshold_ms", "itl_threshold_ms"}),
+    "mooncake-router": frozenset(
+        {"mooncake_workload", "ttft_threshold_ms", "itl_threshold_ms", "dataset_path"}
+    ),
     "trace-replay": frozenset(
         {"concurrencies", "ttft_threshold_ms", "itl_threshold_ms", "trace_file"}
     ),
@@ -199,3 +220,69 @@ BENCHMARK_FIELDS: dict[str, frozenset[str]] = {
 }
 
 BENCHMARK_TYPES: tuple[str, ...] = tuple(sorted(BENCHMARK_FIELDS))
+
+#: ``benchmark.dataset_name`` values sa-bench reads (unset means ``random``): synthetic prompts of
+#: the model's tokenizer, or a JSON Lines file of prompts (``dataset_path``).
+SaBenchDataset = Literal["random", "custom"]
+SA_BENCH_DATASETS: tuple[SaBenchDataset, ...] = get_args(SaBenchDataset)
+
+#: Accuracy evaluators; each reads its questions from a local JSON Lines file
+#: (``benchmark.dataset_path``): nothing is downloaded at run time.
+AccuracyEval = Literal["gsm8k", "mmlu", "gpqa", "longbenchv2"]
+ACCURACY_EVALS: tuple[AccuracyEval, ...] = get_args(AccuracyEval)
+
+#: ``benchmark.mooncake_workload`` values of the mooncake-router benchmark.
+MOONCAKE_WORKLOADS: tuple[str, ...] = ("mooncake", "conversation", "synthetic", "toolagent")
+
+#: The frontend the ``router`` benchmark and SGLang ``/slow_down`` (sa-bench's
+#: ``slow_down_sleep_time`` / ``slow_down_wait_time``) need.
+ROUTER_BENCH_FRONTEND = "sglang-router"
+
+
+class Bound(msgspec.Struct, frozen=True, kw_only=True):
+    """The inclusive range a numeric ``benchmark`` field accepts."""
+
+    minimum: float
+    maximum: float | None = None
+    #: ``an integer`` or ``a number``, for messages.
+    kind: str = "an integer"
+
+    def allows(self, value: float) -> bool:
+        return value >= self.minimum and (self.maximum is None or value <= self.maximum)
+
+    def describe(self) -> str:
+        low = f"{self.minimum:g}"
+        if self.maximum is None:
+            return f"{self.kind} >= {low}"
+        return f"{self.kind} in [{low}, {self.maximum:g}]"
+
+
+_COUNT = Bound(minimum=1)
+_NON_NEGATIVE = Bound(minimum=0)
+
+#: Lengths, counts and ratios of ``benchmark`` (a value outside its range is refused by validate
+#: and, defensively, by srt-bench).
+BENCHMARK_BOUNDS: dict[str, Bound] = {
+    "isl": _COUNT,
+    "osl": _COUNT,
+    "max_tokens": _COUNT,
+    "num_prompts_mult": _COUNT,
+    "num_warmup_mult": _NON_NEGATIVE,
+    "num_requests": _COUNT,
+    "concurrency": _COUNT,
+    "num_examples": _COUNT,
+    "repeat": _COUNT,
+    "num_threads": _COUNT,
+    "max_context_length": _COUNT,
+    "num_shots": _NON_NEGATIVE,
+    "ttft_threshold_ms": _COUNT,
+    "itl_threshold_ms": _COUNT,
+    "random_range_ratio": Bound(minimum=0, maximum=1, kind="a number"),
+    "temperature": Bound(minimum=0, kind="a number"),
+}
+
+
+def is_local_tokenizer(value: str) -> bool:
+    """A ``benchmark.custom_tokenizer`` srt-bench can load: an absolute path to a folder holding
+    ``tokenizer.json`` or to the file itself (a hub name or a tokenizer class is not)."""
+    return value.startswith("/")

@@ -15,7 +15,7 @@ from typing import Any
 
 from srt_schema.errors import Issue
 
-__all__ = ["check_document", "describe_node", "join_path"]
+__all__ = ["check_document", "coerce_at", "describe_node", "join_path"]
 
 _TYPE_NAMES = {
     "string": "a string",
@@ -184,3 +184,76 @@ def check_document(
 ) -> list[Issue]:
     """Every structural issue of ``value`` against ``node`` (a part of ``schema``)."""
     return list(_Checker(schema, file).check(node, value, path))
+
+
+def _node_at(
+    checker: _Checker, node: dict[str, Any], doc: Any, path: tuple[str | int, ...]
+) -> dict[str, Any] | None:
+    """The schema node that describes ``doc`` at ``path`` (None where the schema is silent)."""
+    for key in path:
+        node = checker.resolve(node)
+        if "anyOf" in node:
+            want = "object" if isinstance(doc, dict) else "array"
+            options = [checker.resolve(o) for o in node["anyOf"]]
+            tagged = checker._tagged_option(options, doc)
+            found = tagged or next((o for o in options if o.get("type") == want), None)
+            if found is None:
+                return None
+            node = found
+        if isinstance(key, int):
+            if not isinstance(doc, list) or "items" not in node:
+                return None
+            node, doc = node["items"], doc[key]
+            continue
+        if not isinstance(doc, dict):
+            return None
+        props: dict[str, Any] = node.get("properties", {})
+        extra = node.get("additionalProperties", True)
+        if key in props:
+            node = props[key]
+        elif isinstance(extra, dict):
+            node = extra
+        else:
+            return None
+        doc = doc[key]
+    return node
+
+
+def _candidates(value: Any) -> list[Any]:
+    """Other spellings of a whole-value sweep substitution, in order of preference."""
+    out: list[Any] = [] if isinstance(value, list) else [[value]]
+    if isinstance(value, bool):
+        return [*out, "true" if value else "false"]
+    if isinstance(value, int | float):
+        out.append(str(value))
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("-").isdigit():
+            out.append(int(text))
+        elif text.replace(".", "", 1).lstrip("-").isdigit():
+            out.append(float(text))
+    return out
+
+
+def coerce_at(
+    schema: dict[str, Any], root: dict[str, Any], doc: Any, path: tuple[str | int, ...]
+) -> Any:
+    """The value of ``doc`` at ``path`` in the type the schema accepts there.
+
+    Used for sweep placeholders that are a field's whole value (``concurrencies: "{c}"``): the
+    sweep value is kept when the schema accepts it, else the first accepted spelling of it (a
+    one-element list where a list is accepted, a number's text where only text is, a digit
+    string's number). A value no spelling fits is returned unchanged for the structural check to
+    report.
+    """
+    checker = _Checker(schema, "")
+    value = doc
+    for key in path:
+        value = value[key]
+    node = _node_at(checker, root, doc, path)
+    if node is None or not list(checker.check(node, value, "$")):
+        return value
+    for candidate in _candidates(value):
+        if not list(checker.check(node, candidate, "$")):
+            return candidate
+    return value

@@ -1,7 +1,9 @@
 """``sweep:`` grid expansion: one job per combination, ``{placeholder}`` substitution, job names.
 
-cli-and-config.md §3.5. A string that is exactly ``"{key}"`` becomes the value with its YAML type;
-any other string gets ``str(value)`` (lists comma-joined) in place of each known ``{key}``.
+cli-and-config.md §3.5. A string that is exactly ``"{key}"`` becomes the value with its YAML type,
+then takes the type its field accepts (``concurrencies: "{c}"`` with ``c: [4, 8]`` is ``[4]``, then
+``[8]``: see ``structural.coerce_at``); any other string gets ``str(value)`` (lists comma-joined)
+in place of each known ``{key}``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any
 import msgspec
 
 from srt_schema.errors import Issue, RecipeError
+from srt_schema.schemas import load_schema
+from srt_schema.structural import coerce_at
 
 __all__ = ["SweepPoint", "expand_sweep", "has_sweep"]
 
@@ -36,20 +40,37 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _substitute(node: Any, params: dict[str, Any]) -> Any:
+Path = tuple[str | int, ...]
+
+
+def _substitute(node: Any, params: dict[str, Any], path: Path, whole: list[Path]) -> Any:
     if isinstance(node, dict):
-        return {k: _substitute(v, params) for k, v in node.items()}
+        return {k: _substitute(v, params, (*path, k), whole) for k, v in node.items()}
     if isinstance(node, list):
-        return [_substitute(v, params) for v in node]
+        return [_substitute(v, params, (*path, i), whole) for i, v in enumerate(node)]
     if isinstance(node, str):
         for key, value in params.items():
             if node == "{" + key + "}":
+                whole.append(path)
                 return copy.deepcopy(value)
         out = node
         for key, value in params.items():
             out = out.replace("{" + key + "}", _text(value))
         return out
     return node
+
+
+def _typed(job: dict[str, Any], whole: list[Path]) -> dict[str, Any]:
+    """Each whole-value substitution in the type its recipe field accepts (structural.coerce_at)."""
+    schema = load_schema("recipe")
+    root: dict[str, Any] = schema["$defs"]["Recipe"]
+    for path in whole:
+        value = coerce_at(schema, root, job, path)
+        parent: Any = job
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = value
+    return job
 
 
 def expand_sweep(doc: dict[str, Any], *, file: str) -> list[SweepPoint]:
@@ -78,7 +99,8 @@ def expand_sweep(doc: dict[str, Any], *, file: str) -> list[SweepPoint]:
     keys = list(sweep)
     for combo in itertools.product(*(sweep[k] for k in keys)):
         params = dict(zip(keys, combo, strict=True))
-        job = _substitute(body, params)
+        whole: list[Path] = []
+        job = _typed(_substitute(body, params, (), whole), whole)
         job["name"] = base_name + "".join(f"_{k}{v}" for k, v in params.items())
         points.append(SweepPoint(params=params, document=job))
     return points

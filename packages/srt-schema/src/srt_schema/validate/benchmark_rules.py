@@ -11,7 +11,19 @@ import msgspec
 from srt_schema.errors import Issue
 from srt_schema.formatting import unknown_placeholders
 from srt_schema.recipe import BenchmarkConfig
-from srt_schema.registry import BENCHMARK_FIELDS, BENCHMARK_SHARED_FIELDS
+from srt_schema.registry import (
+    ACCURACY_EVALS,
+    BENCHMARK_BOUNDS,
+    BENCHMARK_FIELDS,
+    BENCHMARK_SHARED_FIELDS,
+    FRONTENDS,
+    MOONCAKE_WORKLOADS,
+    ROUTER_BENCH_FRONTEND,
+    SA_BENCH_DATASETS,
+    canonical_frontend,
+    is_local_tokenizer,
+)
+from srt_schema.served import HF_MODEL_PREFIX
 from srt_schema.structural import join_path
 from srt_schema.validate.context import Context
 
@@ -52,6 +64,33 @@ def benchmark(ctx: Context) -> Iterator[Issue]:
             f"benchmark.type '{bench.type}' does not use {', '.join(unused)}; fields it accepts: "
             f"{', '.join(sorted(accepted))}",
         )
+    for name, bound in BENCHMARK_BOUNDS.items():
+        value = values[name]
+        if value is not None and not bound.allows(value):
+            yield ctx.issue(
+                f"$.benchmark.{name}",
+                f"{value} is out of range; {name} must be {bound.describe()}",
+            )
+    if isinstance(bench.req_rate, str) and bench.req_rate != "inf":
+        try:
+            rate: float | None = float(bench.req_rate)
+        except ValueError:
+            yield ctx.issue(
+                "$.benchmark.req_rate", f"'{bench.req_rate}' is not a rate; use a number or inf"
+            )
+            rate = None
+    else:
+        rate = None if bench.req_rate in (None, "inf") else float(bench.req_rate)
+    if rate is not None and not rate > 0:
+        yield ctx.issue(
+            "$.benchmark.req_rate",
+            f"{bench.req_rate} is out of range; req_rate must be a number > 0 or inf",
+        )
+
+
+def concurrencies(ctx: Context) -> Iterator[Issue]:
+    """Levels parse, are positive, and repeat only when no power window is keyed by them."""
+    bench = ctx.recipe.benchmark
     try:
         conc = parse_concurrencies(bench.concurrencies)
     except ValueError:
@@ -59,27 +98,140 @@ def benchmark(ctx: Context) -> Iterator[Issue]:
             "$.benchmark.concurrencies",
             f"'{bench.concurrencies}' is not a concurrency list; write [4, 8] or \"4x8\"",
         )
-        conc = None
-    if conc is not None and (not conc or any(c < 1 for c in conc) or len(set(conc)) != len(conc)):
+        return
+    if conc is None:
+        return
+    if not conc or any(c < 1 for c in conc):
         yield ctx.issue(
-            "$.benchmark.concurrencies", "must be a non-empty list of unique positive integers"
+            "$.benchmark.concurrencies",
+            f"{list(conc)} is not allowed; concurrencies must be a non-empty list of positive "
+            "integers",
         )
-    if bench.type == "custom" and not bench.command:
+        return
+    repeated = sorted({c for c in conc if conc.count(c) > 1})
+    if repeated and ctx.recipe.telemetry.enabled:
+        yield ctx.issue(
+            "$.benchmark.concurrencies",
+            f"{list(conc)} repeats {', '.join(map(str, repeated))}; with telemetry.enabled each "
+            "power window is keyed by its concurrency, so every level must be unique: drop the "
+            "repeat or set telemetry.enabled: false",
+        )
+
+
+def _need(ctx: Context, kind: str, missing: list[str], example: str) -> Iterator[Issue]:
+    if missing:
+        yield ctx.issue(
+            f"$.benchmark.{missing[0]}",
+            f"benchmark.type '{kind}' needs {', '.join(missing)}; {example}",
+        )
+
+
+def runner_inputs(ctx: Context) -> Iterator[Issue]:
+    """What each runner refuses at run time when it is missing, refused here instead."""
+    bench = ctx.recipe.benchmark
+    kind = bench.type
+    levels = bench.concurrencies is not None
+    if kind == "custom" and not bench.command:
         yield ctx.issue("$.benchmark.command", "a custom benchmark needs `command:`")
-    if bench.type == "sa-bench" and (bench.isl is None or bench.osl is None or conc is None):
+    elif kind == "sa-bench":
+        yield from _sa_bench(ctx)
+    elif kind == "sglang-bench":
+        missing = [k for k, v in (("isl", bench.isl), ("osl", bench.osl)) if v is None]
+        missing += [] if levels else ["concurrencies"]
+        yield from _need(ctx, kind, missing, "e.g. isl: 1024, osl: 1024, concurrencies: [4, 8]")
+    elif kind == "trace-replay":
+        missing = [] if bench.trace_file else ["trace_file"]
+        missing += [] if levels else ["concurrencies"]
+        yield from _need(
+            ctx, kind, missing, "e.g. trace_file: /data/trace.jsonl, concurrencies: [4, 8]"
+        )
+    elif kind == "agentperf":
         missing = [
             k
-            for k, v in (("isl", bench.isl), ("osl", bench.osl), ("concurrencies", conc))
-            if v is None
-        ]
-        yield ctx.issue(f"$.benchmark.{missing[0]}", f"sa-bench needs {', '.join(missing)}")
-    if isinstance(bench.req_rate, str) and bench.req_rate != "inf":
-        try:
-            float(bench.req_rate)
-        except ValueError:
-            yield ctx.issue(
-                "$.benchmark.req_rate", f"'{bench.req_rate}' is not a rate; use a number or inf"
+            for k, v in (
+                ("agentperf_client_dir", bench.agentperf_client_dir),
+                ("agentperf_config", bench.agentperf_config),
             )
+            if not v
+        ]
+        if not levels and bench.concurrency is None:
+            missing.append("concurrencies")
+        yield from _need(
+            ctx,
+            kind,
+            missing,
+            "e.g. agentperf_client_dir: /mnt/agentperf-client, agentperf_config: "
+            "/mnt/workload.yaml, concurrencies: [4, 8] (or concurrency: 4)",
+        )
+    elif kind in ACCURACY_EVALS and not bench.dataset_path:
+        yield ctx.issue(
+            "$.benchmark.dataset_path",
+            f"benchmark.type '{kind}' reads its questions from a local JSON Lines file and "
+            f"nothing is downloaded at run time; set benchmark.dataset_path to a {kind} .jsonl "
+            "file inside the container (mount it with container_mounts)",
+        )
+    elif kind == "mooncake-router":
+        workload = bench.mooncake_workload
+        if workload is not None and workload not in MOONCAKE_WORKLOADS:
+            yield ctx.issue(
+                "$.benchmark.mooncake_workload",
+                f"'{workload}' is not a Mooncake workload; use one of "
+                f"{', '.join(MOONCAKE_WORKLOADS)}",
+            )
+        if not bench.dataset_path:
+            yield ctx.issue(
+                "$.benchmark.dataset_path",
+                "benchmark.type 'mooncake-router' replays a local Mooncake trace and nothing is "
+                "downloaded at run time; set benchmark.dataset_path to the trace .jsonl file "
+                "inside the container (mount it with container_mounts)",
+            )
+    elif kind == "router":
+        frontend = ctx.recipe.frontend.type
+        canonical = canonical_frontend(frontend) if frontend in FRONTENDS else frontend
+        if canonical != ROUTER_BENCH_FRONTEND:
+            yield ctx.issue(
+                "$.benchmark.type",
+                f"benchmark.type 'router' measures the SGLang router's prefix caching and needs "
+                f"frontend.type '{ROUTER_BENCH_FRONTEND}', got '{frontend}'; set frontend.type: "
+                f"{ROUTER_BENCH_FRONTEND} or pick another benchmark.type",
+            )
+
+
+def _sa_bench(ctx: Context) -> Iterator[Issue]:
+    bench = ctx.recipe.benchmark
+    dataset = bench.dataset_name or "random"
+    if dataset not in SA_BENCH_DATASETS:
+        yield ctx.issue(
+            "$.benchmark.dataset_name",
+            f"'{dataset}' is not a dataset sa-bench reads; use 'random' (synthetic prompts of "
+            "isl/osl tokens) or 'custom' (a JSON Lines file of prompts in dataset_path)",
+        )
+        return
+    if dataset == "custom":
+        missing = [] if bench.dataset_path else ["dataset_path"]
+        example = "e.g. dataset_path: /data/prompts.jsonl, concurrencies: [4, 8]"
+    else:
+        missing = [k for k, v in (("isl", bench.isl), ("osl", bench.osl)) if v is None]
+        example = "e.g. isl: 1024, osl: 1024, concurrencies: [4, 8]"
+    missing += [] if bench.concurrencies is not None else ["concurrencies"]
+    yield from _need(ctx, "sa-bench", missing, example)
+    tokenizer = bench.custom_tokenizer
+    if tokenizer is not None and not is_local_tokenizer(tokenizer):
+        yield ctx.issue(
+            "$.benchmark.custom_tokenizer",
+            f"'{tokenizer}' is not a local tokenizer: srt-bench loads a tokenizer.json and never "
+            "imports a tokenizer class or downloads one from the hub; set an absolute path to a "
+            "folder holding tokenizer.json (or to the file), or unset custom_tokenizer to use "
+            "the model's own",
+        )
+    model = ctx.recipe.model.path
+    if dataset == "random" and tokenizer is None and model.startswith(HF_MODEL_PREFIX):
+        yield ctx.issue(
+            "$.model.path",
+            f"'{model}' is pulled from the Hugging Face hub by the engine, so there is no "
+            "tokenizer.json on disk for sa-bench's synthetic prompts; set "
+            "benchmark.custom_tokenizer to a local folder holding the model's tokenizer.json",
+        )
 
 
 def misc(ctx: Context) -> Iterator[Issue]:
@@ -131,4 +283,4 @@ def templates(ctx: Context) -> Iterator[Issue]:
             )
 
 
-RULES = (benchmark, misc, templates)
+RULES = (benchmark, concurrencies, runner_inputs, misc, templates)
