@@ -2,7 +2,9 @@
 
 Each reference recipe is migrated v1 -> v2, loaded and planned on the oracle's node list; every
 worker must sit on the same node(s) and GPUs with the same engine argv and environment, except
-for the differences listed in docs/deviations.md (the only source of exceptions).
+for the differences listed in docs/deviations.md (the only source of exceptions). The benchmark
+step is compared too (oracle_bench.py): its parameters, endpoint and tokenizer, and one served
+model name shared by every worker, our bench.json and the reference's benchmark.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import msgspec
 import pytest
 import yaml
+from oracle_bench import compare_benchmark, served_names
 
 from srt_planner import plan_allocation, plan_job, render_sbatch
 from srt_planner.plan import JobPlan, ProcessSpec
@@ -24,6 +27,7 @@ from srt_schema.cluster import ClusterConfig
 from srt_schema.errors import SchemaError
 from srt_schema.load import load_recipe_text
 from srt_schema.migrate import migrate_text
+from srt_schema.recipe import ProfilingConfig, Recipe
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
@@ -46,6 +50,12 @@ class Deviations(msgspec.Struct, frozen=True, kw_only=True):
     programs: dict[str, str] = {}
     engine_config: frozenset[str] = frozenset()
     srun: frozenset[str] = frozenset()
+    #: Benchmark settings that differ deliberately (a key of oracle_bench's records).
+    bench: frozenset[str] = frozenset()
+    #: Reference worker programs whose served name is not what the reference's benchmark asks.
+    served_name: frozenset[str] = frozenset()
+    #: Worker environment variables holding a path that deliberately differs (``env-path``).
+    env_path: frozenset[str] = frozenset()
 
 
 def read_deviations(text: str) -> Deviations:
@@ -63,6 +73,9 @@ def read_deviations(text: str) -> Deviations:
         "program",
         "engine-config",
         "srun",
+        "bench",
+        "served-name",
+        "env-path",
     }
     assert not unknown, f"docs/deviations.md: unknown deviation kinds {sorted(unknown)}"
     return Deviations(
@@ -74,6 +87,9 @@ def read_deviations(text: str) -> Deviations:
         programs=dict(name.split("->", 1) for name in by_kind.get("program", {})),
         engine_config=frozenset(by_kind.get("engine-config", {})),
         srun=frozenset(by_kind.get("srun", {})),
+        bench=frozenset(by_kind.get("bench", {})),
+        served_name=frozenset(by_kind.get("served-name", {})),
+        env_path=frozenset(by_kind.get("env-path", {})),
     )
 
 
@@ -147,13 +163,18 @@ def _env(env: dict[str, str], deviations: Deviations) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in deviations.env}
 
 
-def compare(oracle: dict[str, Any], deviations: Deviations) -> list[str]:
-    """Differences between the reference plan and ours, after the listed deviations."""
+def plan_reference(oracle: dict[str, Any]) -> tuple[Recipe, JobPlan]:
+    """The reference's recipe migrated, loaded and planned on the oracle's nodes."""
     text = (V1 / oracle["recipe"]).read_text()
     migrated = migrate_text(text, file=oracle["recipe"])
     jobs = load_recipe_text(migrated.text, file=oracle["recipe"], cluster=CLUSTER)
     recipe = jobs[0].recipe
-    plan = plan_job(recipe, CLUSTER, oracle["nodes"], "1234", addresses=oracle["node_ips"])
+    return recipe, plan_job(recipe, CLUSTER, oracle["nodes"], "1234", addresses=oracle["node_ips"])
+
+
+def compare(oracle: dict[str, Any], deviations: Deviations) -> list[str]:
+    """Differences between the reference plan and ours, after the listed deviations."""
+    recipe, plan = plan_reference(oracle)
     script = render_sbatch(
         plan_allocation(recipe, CLUSTER), output_base="<OUTPUT_BASE>", command=("srt-runtime",)
     )
@@ -193,6 +214,7 @@ def compare(oracle: dict[str, Any], deviations: Deviations) -> list[str]:
             problems.append(f"{name}: env differs in {keys}")
     problems += _compare_ports(oracle["worker_topology"], plan.processes)
     problems += _compare_frontends(oracle, plan, deviations)
+    problems += compare_benchmark(oracle, plan, deviations.bench)
     return problems
 
 
@@ -338,3 +360,78 @@ def test_every_srun_rule_is_needed(rule: str) -> None:
             needed = True
             break
     assert needed, f"docs/deviations.md: srun rule {rule!r} is no longer needed; remove it"
+
+
+PLANNABLE = [p for p in ORACLE_FILES if p.name not in DEVIATION_LIST.recipes]
+
+
+@pytest.mark.parametrize("path", PLANNABLE, ids=[p.name for p in PLANNABLE])
+def test_served_name_agrees(path: Path) -> None:
+    """Every worker serves the name our bench.json asks for, which is the reference's."""
+    oracle = json.loads(path.read_text())
+    _, plan = plan_reference(oracle)
+    assert served_names(oracle, plan, DEVIATION_LIST.served_name) == []
+
+
+def _planned() -> list[tuple[dict[str, Any], JobPlan]]:
+    out = []
+    for path in PLANNABLE:
+        oracle = json.loads(path.read_text())
+        out.append((oracle, plan_reference(oracle)[1]))
+    return out
+
+
+@pytest.mark.parametrize("program", sorted(DEVIATION_LIST.served_name))
+def test_every_served_name_row_is_needed(program: str) -> None:
+    """A ``served-name`` row holds while some reference worker of that program needs it."""
+    exempt = DEVIATION_LIST.served_name - {program}
+    needed = any(
+        p.startswith("reference ")
+        for oracle, plan in _planned()
+        for p in served_names(oracle, plan, exempt)
+    )
+    assert needed, f"docs/deviations.md: served-name row {program!r} is no longer needed"
+
+
+@pytest.mark.parametrize("key", sorted(DEVIATION_LIST.bench))
+def test_every_bench_row_is_needed(key: str) -> None:
+    without = DEVIATION_LIST.bench - {key}
+    needed = any(
+        f"benchmark {key}:" in p or f"$.benchmark.{key}:" in p
+        for oracle, plan in _planned()
+        for p in compare_benchmark(oracle, plan, without)
+    )
+    assert needed, f"docs/deviations.md: bench row {key!r} is no longer needed; remove it"
+
+
+#: ``env-path`` rows: how to make the planner set the variable, and the reference's value for a
+#: worker of ``role`` (v0.3: ``profiling.get_env_vars(mode, str(runtime.log_dir / "profiles"))``).
+_ENV_PATHS = {
+    "SGLANG_TORCH_PROFILER_DIR": (
+        "examples__example.yaml.json",
+        lambda recipe: msgspec.structs.replace(recipe, profiling=ProfilingConfig(type="torch")),
+        lambda oracle, role: f"{oracle['runtime']['log_dir']}/profiles/{role}",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEVIATION_LIST.env_path))
+def test_env_path_rows_hold(name: str) -> None:
+    """Ours points inside the container's /logs mount; the reference's path is not mounted."""
+    assert name in _ENV_PATHS, f"docs/deviations.md: no check for env-path row {name!r}"
+    file, enable, reference_value = _ENV_PATHS[name]
+    oracle = json.loads((ORACLE / file).read_text())
+    recipe, _ = plan_reference(oracle)
+    plan = plan_job(enable(recipe), CLUSTER, oracle["nodes"], "1234", addresses=oracle["node_ips"])
+    workers = [s for s in plan.processes if s.kind == "worker"]
+    assert workers
+    for spec in workers:
+        assert spec.env[name] == f"/logs/profiles/{spec.role}"
+        # Our /logs is the job's log folder inside the container.
+        assert spec.container is not None
+        mounted = {m.container: m.host for m in spec.container.mounts}
+        assert mounted["/logs"].endswith("/1234/logs"), mounted
+        theirs = reference_value(oracle, spec.role)
+        assert theirs != spec.env[name]
+        targets = {m[1] for p in oracle["processes"] for m in p["container_mounts"]}
+        assert not any(theirs == t or theirs.startswith(t + "/") for t in targets)
