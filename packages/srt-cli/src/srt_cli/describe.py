@@ -1,8 +1,9 @@
 """The human-readable dry-run: the batch script, then the whole JobPlan on simulated nodes.
 
 Sections: nodes (processes, GPUs, ports per node), services (placement, start phase, critical,
-``implied by:``), mounts by source, environment by scope, every argv, generated files, and the
-health gate. Pure: plan in, text out.
+``implied by:``), mounts by source, environment by scope, every argv, generated files, the
+health gate, and how the job ends (it serves until cancelled; its benchmark output is mirrored).
+Pure: plan in, text out.
 """
 
 from __future__ import annotations
@@ -176,6 +177,7 @@ def describe_job(planned: PlannedJob, *, header: str) -> str:
         f"({plan.health.max_attempts} x {plan.health.interval_seconds:g}s)",
         f"frontend: {plan.frontend_url}   model: {plan.served_model_name}",
         *_identity_lines(plan),
+        *_run_lines(plan),
         "",
     ]
     return "\n".join(lines)
@@ -194,3 +196,15 @@ def _identity_lines(plan: JobPlan) -> list[str]:
     }
     parts = [f"{field}={value}" for field, value in named.items() if value]
     return [f"identity check after the health gate: {', '.join(parts)}"]
+
+
+def _run_lines(plan: JobPlan) -> list[str]:
+    """How the job ends: it serves until cancelled, or its benchmark (mirrored or not) runs."""
+    if plan.serve_only:
+        line = "serves until cancelled (srtctl cancel <job_id>) or the time limit"
+        if any(spec.terminal for spec in plan.processes):
+            line += ", or until every terminal service has exited"
+        return [f"{line}: no benchmark; every worker and frontend stays up and supervised"]
+    if plan.stream_benchmark_output:
+        return ["benchmark output: every line of benchmark.out is mirrored to the sweep log"]
+    return []

@@ -1,0 +1,173 @@
+"""A manual recipe really serves: ``srtctl apply --local`` of the quickstart with
+``benchmark.type: manual`` (the real Dynamo frontend and mocker workers) keeps serving after the
+health gate until ``srtctl cancel``, then ends ``cancelled`` with nothing of the job left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from cli_testkit import Invoke
+
+ROOT = Path(__file__).resolve().parents[3]
+SRTCTL = [sys.executable, "-c", "from srt_cli.main import main; main()"]
+MARKER = "SRT_SERVE_TEST_MARKER"
+#: How long the job must keep serving after its health gate.
+SERVE_SECONDS = 20.0
+SERVES = (
+    "serves until cancelled (srtctl cancel <job_id>) or the time limit: no benchmark; every worker "
+    "and frontend stays up and supervised"
+)
+
+
+def _status(job_dir: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads((job_dir / "status.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+    assert isinstance(doc, dict)
+    return doc
+
+
+def _marked(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose environment carries ``MARKER=marker``."""
+    needle = f"{MARKER}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _wait_for(check: Any, what: str, timeout: float, child: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if child.poll() is not None:
+            out, _ = child.communicate()
+            raise AssertionError(f"srtctl apply ended (exit {child.returncode}) before {what}:\n"
+                                 f"{out[-3000:]}")  # fmt: skip
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def manual_recipe(tmp_path: Path) -> Path:
+    """examples/quickstart.yaml with ``benchmark.type: manual`` (and no sa-bench keys)."""
+    doc = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    doc["model"]["path"] = str(ROOT / "examples" / "models" / "tiny-word")
+    doc["benchmark"] = {"type": "manual"}
+    path = tmp_path / "manual.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """Every process of the run inherits this marker; none may outlive the test."""
+    value = uuid.uuid4().hex
+    yield value
+    for pid in _marked(value):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_dry_run_says_when_a_job_serves(invoke: Invoke, manual_recipe: Path) -> None:
+    quickstart = str(ROOT / "examples" / "quickstart.yaml")
+    manual = invoke("dry-run", "-f", str(manual_recipe))
+    serve_only = invoke("dry-run", "-f", quickstart, "--serve-only")
+    benchmark = invoke("dry-run", "-f", quickstart)
+    streamed = invoke("dry-run", "-f", quickstart, "--set", "benchmark.stream_output=true")
+    for result in (manual, serve_only, benchmark, streamed):
+        assert result.exit_code == 0, result.output
+    assert SERVES in manual.stdout.splitlines()
+    assert SERVES in serve_only.stdout.splitlines()
+    assert "] benchmark on " not in serve_only.stdout
+    assert SERVES not in benchmark.stdout
+    assert "benchmark output: every line of benchmark.out is mirrored" not in benchmark.stdout
+    assert "benchmark output: every line of benchmark.out is mirrored to the sweep log" in (
+        streamed.stdout.splitlines()
+    )
+
+
+@pytest.mark.slow
+def test_manual_recipe_serves_until_cancel(
+    invoke: Invoke, manual_recipe: Path, marker: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    child = subprocess.Popen(
+        [*SRTCTL, "apply", "--local", "-f", str(manual_recipe), "-o", str(out)],
+        env={**os.environ, MARKER: marker},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _wait_for(lambda: out.is_dir() and any(out.iterdir()), "the job folder", 60, child)
+        (job_dir,) = [p for p in out.iterdir() if p.is_dir()]
+        job_id = job_dir.name
+        _wait_for(lambda: _status(job_dir).get("stage") == "serving", "stage serving", 240, child)
+        served = time.monotonic()
+        plan = json.loads((job_dir / "plan.json").read_text())
+        assert plan["serve_only"] is True
+        assert not [p for p in plan["processes"] if p["phase"] in ("benchmark", "post_eval")]
+        running = _marked(marker)
+
+        time.sleep(SERVE_SECONDS)
+
+        status = _status(job_dir)
+        assert (status["stage"], status["status"]) == ("serving", "running"), status
+        assert child.poll() is None
+        assert time.monotonic() - served >= SERVE_SECONDS
+        assert sorted(_marked(marker)) == sorted(running)  # every worker and frontend still up
+        answer = httpx.post(
+            f"{plan['frontend_url']}/v1/completions",
+            json={"model": plan["served_model_name"], "prompt": "hello world", "max_tokens": 4},
+            timeout=60,
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["usage"]["completion_tokens"] > 0
+        sweep = (job_dir / "logs" / f"sweep_{job_id}.log").read_text()
+        assert (
+            f"until the job is cancelled or its time limit; stop it with: srtctl cancel {job_id}"
+            in sweep
+        )
+
+        cancel = invoke("cancel", job_id, "-o", str(out))
+        assert cancel.exit_code == 0, cancel.output
+        assert cancel.stdout.startswith(f"sent SIGTERM to the supervisor of {job_id}")
+        output, _ = child.communicate(timeout=120)
+
+        final = _status(job_dir)
+        assert (final["stage"], final["status"], final["exit_code"]) == ("cleanup", "cancelled", 1)
+        assert final["message"] == "stopped: received SIGTERM during stage serving"
+        assert child.returncode != 0, output[-3000:]
+        deadline = time.monotonic() + 5.0
+        while _marked(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _marked(marker) == [], "processes of the job left running"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate(timeout=60)
