@@ -75,7 +75,7 @@ def test_source_plans_clone_and_build_before_service(
     build_script = build.argv[2]
     assert " dir=/logs/services/router/src/py " in build_script
     assert '\ncd "$dir" || fail' in build_script
-    assert "\ntimeout --kill-after=10 300 pip install -e .\n" in build_script
+    assert "\ntimeout --foreground --kill-after=10 300 pip install -e .\n" in build_script
     assert build.timeout_seconds is not None and build.timeout_seconds > 300
     assert build.env == service.env
 

@@ -11,14 +11,16 @@ to do with the checkout and would bind fixed ports on a shared machine.
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import msgspec
-from rt_plans import execute
+from rt_plans import execute, wait_for_text
 
 from srt_planner import plan_job
 from srt_planner.plan import HealthGate, JobPlan
+from srt_runtime.supervisor import Supervisor
 from srt_schema import load_recipe_text
 from srt_schema.cluster import ClusterConfig
 
@@ -212,3 +214,33 @@ def test_a_checkout_already_at_the_sha_is_kept(tmp_path: Path, job_dir: Path) ->
         "service_app_clone.out"
     )
     assert run.log("service_app.out") == "first\nfirst\n"
+
+
+def test_a_stop_during_the_build_leaves_nothing_running(tmp_path: Path, job_dir: Path) -> None:
+    work, first, _ = _repository(tmp_path)
+    bare = _bare(tmp_path, work)
+    text = _service_yaml(
+        f"file://{bare}",
+        first,
+        build_command="[bash, -c, 'echo building; sleep 60']",
+        command="[bash, -c, 'echo service ran']",
+        build_timeout_seconds="120",
+    )
+    build_log = job_dir / "logs" / "service_app_build.out"
+
+    def stop_when_building(sup: Supervisor, stage: str, status: str) -> None:
+        if stage == "after_frontend" and status == "running":
+
+            def stop() -> None:
+                wait_for_text(build_log, "building", timeout=30)
+                sup.request_stop("received SIGTERM")
+
+            threading.Thread(target=stop, daemon=True).start()
+
+    started = time.monotonic()
+    run = execute(_plan(text, job_dir), job_dir, on_status=stop_when_building)
+
+    assert run.exit_code == 1
+    assert time.monotonic() - started < 30
+    assert run.stages[-1] == ("cleanup", "cancelled")
+    # The autouse fixture fails the test if the build's `sleep` outlived the job.

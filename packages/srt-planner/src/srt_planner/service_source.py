@@ -14,6 +14,9 @@ service of that phase starts (``order`` below every service's):
    service's environment): ``build_command`` in the run directory (the checkout, or
    ``source.path`` below it), killed by coreutils ``timeout`` after ``build_timeout_seconds``.
 
+Every ``timeout`` runs with ``--foreground``: without it ``timeout`` moves into a process group
+of its own, which a stop of the step (``srtctl cancel``, a failure elsewhere) would not reach.
+
 Either step failing fails the job; its last log line names the service, the commit and the log.
 The service then starts in the run directory (its preamble ``cd``s there, waiting up to 10 s for
 the shared mount), and sees it as ``$SERVICE_SOURCE_DIR`` and the ``{source_dir}`` placeholder.
@@ -118,7 +121,7 @@ _HELPERS = (
 def _clone_script(service: ServiceConfig, source: SourceConfig, dest: str, log: str) -> str:
     want = _want(service, source)
     sub = _subdir(service, source)
-    git = f"timeout {GIT_TIMEOUT_SECONDS} git -c http.version=HTTP/1.1"
+    git = f"timeout --foreground {GIT_TIMEOUT_SECONDS} git -c http.version=HTTP/1.1"
     lines = [
         _assign(name=service.name, url=source.git, want=want, dest=dest, log=log),
         # A relative log directory is relative to where the step starts (as srun's --output).
@@ -180,7 +183,7 @@ def _build_script(
             *_HELPERS,
             'cd "$dir" || fail "no checkout at $dir"',
             f'say "build_command $cmd {where}"',
-            f"timeout --kill-after=10 {seconds} {shlex.join(command)}",
+            f"timeout --foreground --kill-after=10 {seconds} {shlex.join(command)}",
             "rc=$?",
             'if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then say "build_command timed out '
             f'after {seconds} s (build_timeout_seconds) {where}"; exit 124; fi',
