@@ -248,8 +248,9 @@ def test_custom_tokenizer_classes_are_rejected() -> None:
             _config(type="sa-bench", isl=1, osl=1, concurrencies=[1], custom_tokenizer="a.B"), CTX
         )
     assert str(err.value) == (
-        "$.benchmark.custom_tokenizer: 'a.B' is not supported: srt-bench reads tokenizer.json "
-        "from the model folder (tokenizer_path); unset custom_tokenizer"
+        "$.benchmark.custom_tokenizer: 'a.B' is not a local tokenizer: srt-bench loads a "
+        "tokenizer.json and never imports a tokenizer class or downloads one; set an absolute "
+        "path to a folder holding tokenizer.json (or to the file)"
     )
 
 
@@ -263,3 +264,20 @@ def test_sa_bench_needs_gpus_but_custom_does_not() -> None:
     )
     doc["benchmark"] = {"type": "custom", "command": "true"}
     assert isinstance(build_plan(decode_run_config(msgspec.json.encode(doc)), CTX), CommandPlan)
+
+
+def test_sa_bench_reads_the_dataset_names_of_the_schema_registry() -> None:
+    with pytest.raises(BenchConfigError) as err:
+        build_plan(
+            _config(type="sa-bench", isl=1, osl=1, concurrencies=[1], dataset_name="sharegpt"), CTX
+        )
+    assert str(err.value) == (
+        "$.benchmark.dataset_name: 'sharegpt' is not a dataset sa-bench reads; use 'random' or "
+        "'custom'"
+    )
+
+
+def test_negative_lengths_are_refused_with_the_schema_registry_range() -> None:
+    with pytest.raises(BenchConfigError) as err:
+        build_plan(_config(type="sa-bench", isl=8, osl=-5, concurrencies=[1]), CTX)
+    assert str(err.value) == "$.benchmark.osl: -5 is out of range; osl must be an integer >= 1"

@@ -8,6 +8,7 @@ from typing import Literal
 import msgspec
 
 from srt_bench.sa_bench_settings import SaBenchSettings
+from srt_schema.registry import AccuracyEval
 
 __all__ = [
     "Command",
@@ -22,7 +23,8 @@ __all__ = [
 
 #: How a command runner's output is folded into `benchmark-rollup.json` afterwards.
 RollupFold = Literal["none", "aiperf-per-concurrency", "aiperf-embed"]
-EvalName = Literal["gsm8k", "mmlu", "gpqa", "longbenchv2"]
+#: The accuracy evaluators, declared once in srt-schema's registry (srtctl validate reads it too).
+EvalName = AccuracyEval
 
 
 class Command(msgspec.Struct, frozen=True, kw_only=True):

@@ -170,7 +170,7 @@ def _header(
         "date": now.strftime("%Y%m%d-%H%M%S"),
         "backend": "openai-chat" if settings.api == "chat" else "openai",
         "model_id": config.model_name,
-        "tokenizer_id": config.tokenizer_path,
+        "tokenizer_id": settings.tokenizer_path,
         "best_of": 1,
         "request_rate": settings.request_rate,
         "burstiness": 1.0,
@@ -370,7 +370,7 @@ def run_sa_bench(
     log: Log = lambda _line: None,
 ) -> list[PhaseSummary]:
     """Run every phase; raises `BenchGateError` after writing the failing phase's result."""
-    tokenizer = read_tokenizer(config.tokenizer_path) if config.tokenizer_path else None
+    tokenizer = read_tokenizer(settings.tokenizer_path) if settings.tokenizer_path else None
     if settings.slow_down_ignored:
         log(settings.slow_down_ignored)
     phases = _Phases(

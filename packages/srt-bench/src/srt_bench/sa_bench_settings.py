@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
 from srt_bench.client import Api
@@ -17,11 +15,18 @@ from srt_bench.config import (
 )
 from srt_bench.errors import BenchConfigError
 from srt_bench.stats import Goodput
+from srt_schema.registry import (
+    BENCHMARK_BOUNDS,
+    ROUTER_BENCH_FRONTEND,
+    SA_BENCH_DATASETS,
+    SaBenchDataset,
+    is_local_tokenizer,
+)
 
 __all__ = ["SaBenchSettings", "SlowDown", "build_sa_bench_settings", "result_dir_name"]
 
 #: The frontend behind which SGLang `/slow_down` applies (spec Q2).
-SLOW_DOWN_FRONTEND = "sglang-router"
+SLOW_DOWN_FRONTEND = ROUTER_BENCH_FRONTEND
 
 
 class SlowDown(msgspec.Struct, frozen=True, kw_only=True):
@@ -32,8 +37,11 @@ class SlowDown(msgspec.Struct, frozen=True, kw_only=True):
 
 class SaBenchSettings(msgspec.Struct, frozen=True, kw_only=True):
     concurrencies: tuple[int, ...]
-    dataset: Literal["random", "custom"]
+    dataset: SaBenchDataset
     dataset_path: str | None
+    #: `tokenizer.json` (or the folder holding it) prompts are built and counted with:
+    #: `benchmark.custom_tokenizer` when set, else the run config's `tokenizer_path`.
+    tokenizer_path: str | None
     isl: int | None
     osl: int | None
     range_ratio: float
@@ -56,9 +64,14 @@ def result_dir_name(settings: SaBenchSettings) -> str:
     return f"sa-bench_isl_{settings.isl}_osl_{settings.osl}"
 
 
-def _positive(name: str, value: int | None) -> None:
-    if value is not None and value < 1:
-        raise BenchConfigError(f"$.benchmark.{name}: must be a positive integer, got {value}")
+def _in_range(name: str, value: float | None) -> None:
+    """The range srtctl validate checks (srt_schema.registry.BENCHMARK_BOUNDS), kept here as a
+    defensive check of a hand-written run config."""
+    bound = BENCHMARK_BOUNDS[name]
+    if value is not None and not bound.allows(value):
+        raise BenchConfigError(
+            f"$.benchmark.{name}: {value} is out of range; {name} must be {bound.describe()}"
+        )
 
 
 def _slow_down(config: BenchRunConfig) -> tuple[SlowDown | None, str | None]:
@@ -93,17 +106,19 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         raise BenchConfigError(
             "$.benchmark.concurrencies: sa-bench needs at least one concurrency, e.g. [4, 8]"
         )
-    if b.custom_tokenizer:
+    if b.custom_tokenizer is not None and not is_local_tokenizer(b.custom_tokenizer):
         raise BenchConfigError(
-            f"$.benchmark.custom_tokenizer: {b.custom_tokenizer!r} is not supported: srt-bench "
-            "reads tokenizer.json from the model folder (tokenizer_path); unset custom_tokenizer"
+            f"$.benchmark.custom_tokenizer: {b.custom_tokenizer!r} is not a local tokenizer: "
+            "srt-bench loads a tokenizer.json and never imports a tokenizer class or downloads "
+            "one; set an absolute path to a folder holding tokenizer.json (or to the file)"
         )
     dataset_name = b.dataset_name or "random"
-    if dataset_name not in {"random", "custom"}:
+    if dataset_name not in SA_BENCH_DATASETS:
         raise BenchConfigError(
-            f"$.benchmark.dataset_name: {dataset_name!r} is not one of 'random', 'custom'"
+            f"$.benchmark.dataset_name: {dataset_name!r} is not a dataset sa-bench reads; use "
+            + " or ".join(repr(d) for d in SA_BENCH_DATASETS)
         )
-    dataset: Literal["random", "custom"] = "custom" if dataset_name == "custom" else "random"
+    dataset: SaBenchDataset = "custom" if dataset_name == "custom" else "random"
     if dataset == "custom" and not b.dataset_path:
         raise BenchConfigError(
             "$.benchmark.dataset_path: dataset_name 'custom' needs a dataset_path"
@@ -112,16 +127,14 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         raise BenchConfigError(
             "$.benchmark: sa-bench needs isl and osl (or dataset_name: custom with dataset_path)"
         )
-    _positive("isl", b.isl)
-    _positive("osl", b.osl)
+    _in_range("isl", b.isl)
+    _in_range("osl", b.osl)
     ratio = DEFAULT_RANDOM_RANGE_RATIO if b.random_range_ratio is None else b.random_range_ratio
-    if not 0.0 <= ratio <= 1.0:
-        raise BenchConfigError(f"$.benchmark.random_range_ratio: {ratio} is not in [0, 1]")
+    _in_range("random_range_ratio", ratio)
     prompts_mult = DEFAULT_NUM_PROMPTS_MULT if b.num_prompts_mult is None else b.num_prompts_mult
     warmup_mult = DEFAULT_NUM_WARMUP_MULT if b.num_warmup_mult is None else b.num_warmup_mult
-    _positive("num_prompts_mult", prompts_mult)
-    if warmup_mult < 0:
-        raise BenchConfigError(f"$.benchmark.num_warmup_mult: must be >= 0, got {warmup_mult}")
+    _in_range("num_prompts_mult", prompts_mult)
+    _in_range("num_warmup_mult", warmup_mult)
     auto: Api = "chat" if b.use_chat_template else "completions"
     api: Api = auto if config.api == "auto" else config.api
     slow_down, ignored = _slow_down(config)
@@ -129,6 +142,7 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         concurrencies=concurrencies,
         dataset=dataset,
         dataset_path=b.dataset_path,
+        tokenizer_path=b.custom_tokenizer or config.tokenizer_path,
         isl=b.isl,
         osl=b.osl,
         range_ratio=ratio,

@@ -9,6 +9,7 @@ import msgspec
 from srt_bench.config import BenchRunConfig
 from srt_bench.errors import BenchConfigError
 from srt_bench.plans import EvalName, EvalPlan
+from srt_schema.registry import BENCHMARK_BOUNDS
 
 __all__ = ["DATASET_FILES", "EVAL_DEFAULTS", "build_eval"]
 
@@ -40,9 +41,14 @@ DATASET_FILES: dict[EvalName, str] = {
 LONGBENCH_MAX_CONTEXT = 128000
 
 
-def _positive(name: str, value: int | float | None) -> None:
-    if value is not None and value <= 0:
-        raise BenchConfigError(f"$.benchmark.{name}: must be positive, got {value}")
+def _in_range(name: str, value: float | None) -> None:
+    """The range srtctl validate checks (srt_schema.registry.BENCHMARK_BOUNDS), kept here as a
+    defensive check of a hand-written run config."""
+    bound = BENCHMARK_BOUNDS[name]
+    if value is not None and not bound.allows(value):
+        raise BenchConfigError(
+            f"$.benchmark.{name}: {value} is out of range; {name} must be {bound.describe()}"
+        )
 
 
 def build_eval(config: BenchRunConfig, name: EvalName) -> EvalPlan:
@@ -58,10 +64,12 @@ def build_eval(config: BenchRunConfig, name: EvalName) -> EvalPlan:
             f"benchmark.dataset_path or datasets_dir (holding {DATASET_FILES[name]}) in the run "
             "config (nothing is downloaded at run time)"
         )
-    for field in ("num_examples", "max_tokens", "num_threads", "repeat", "max_context_length"):
-        _positive(field, getattr(b, field))
-    if b.num_shots is not None and b.num_shots < 0:
-        raise BenchConfigError(f"$.benchmark.num_shots: must be >= 0, got {b.num_shots}")
+    _in_range("num_examples", b.num_examples)
+    _in_range("max_tokens", b.max_tokens)
+    _in_range("num_threads", b.num_threads)
+    _in_range("repeat", b.repeat)
+    _in_range("max_context_length", b.max_context_length)
+    _in_range("num_shots", b.num_shots)
     return EvalPlan(
         name=name,
         dataset_file=dataset,

@@ -12,6 +12,7 @@ from srt_bench.config import BenchRunConfig, parse_concurrencies, parse_request_
 from srt_bench.errors import BenchConfigError
 from srt_bench.plans import Command, CommandPlan
 from srt_bench.runners._aiperf_args import aiperf_base, aiperf_extra_flags, goodput_flag
+from srt_schema.registry import MOONCAKE_WORKLOADS, ROUTER_BENCH_FRONTEND
 
 __all__ = [
     "build_agentperf",
@@ -26,8 +27,7 @@ __all__ = [
 SGLANG_BENCH_PROMPTS = 128
 ROUTER_DEFAULTS = {"isl": 14000, "osl": 200, "num_requests": 200, "concurrency": 20}
 ROUTER_PREFIX_RATIOS = "0.1 0.3 0.5 0.7 0.9"
-ROUTER_FRONTEND = "sglang-router"
-MOONCAKE_WORKLOADS = ("mooncake", "conversation", "synthetic", "toolagent")
+ROUTER_FRONTEND = ROUTER_BENCH_FRONTEND
 LM_EVAL_DEFAULT_CONCURRENCY = 256
 
 
