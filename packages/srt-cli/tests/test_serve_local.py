@@ -171,3 +171,45 @@ def test_manual_recipe_serves_until_cancel(
         if child.poll() is None:
             child.kill()
             child.communicate(timeout=60)
+
+
+STREAM_RECIPE = """\
+schema: 2
+name: stream
+model: {path: "hf:example/none", container: "nvcr.io#nvidia/none:1", precision: bf16}
+resources: {gpus_per_node: 1}
+frontend: {type: none}
+benchmark:
+  type: custom
+  command: "echo first-line; echo second-line"
+  stream_output: STREAM
+services:
+  - {name: idle, type: generic, command: [sleep, "600"], nodes: 1}
+"""
+
+
+def test_stream_output_in_a_real_local_run(tmp_path: Path) -> None:
+    """``benchmark.stream_output`` in a real ``srtctl apply --local``: the client's lines appear in
+    apply's output and the sweep log while it runs, marked, and only when asked for."""
+    seen: dict[bool, tuple[str, str]] = {}
+    for stream in (True, False):
+        recipe = tmp_path / f"stream-{stream}.yaml"
+        recipe.write_text(STREAM_RECIPE.replace("STREAM", str(stream).lower()))
+        out = tmp_path / f"out-{stream}"
+        done = subprocess.run(
+            [*SRTCTL, "apply", "--local", "-f", str(recipe), "-o", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        (job_dir,) = [p for p in out.iterdir() if p.is_dir()]
+        sweep = (job_dir / "logs" / f"sweep_{job_dir.name}.log").read_text()
+        assert (job_dir / "logs" / "benchmark.out").read_text() == "first-line\nsecond-line\n"
+        seen[stream] = (done.stdout + done.stderr, sweep)
+    for text in seen[True]:
+        assert "INFO [benchmark.out] first-line\n" in text
+        assert "INFO [benchmark.out] second-line\n" in text
+    for text in seen[False]:
+        assert "[benchmark.out]" not in text
