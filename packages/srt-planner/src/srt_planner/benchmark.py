@@ -34,6 +34,14 @@ def _role_env(ctx: PlanContext, leaders: Sequence[WorkerProcess], role: str) -> 
     }
 
 
+def _tokenizer_path(ctx: PlanContext, benchmark: BenchmarkConfig) -> str | None:
+    """``benchmark.custom_tokenizer`` (a local tokenizer.json or its folder) when set, else the
+    model folder; an ``hf:`` model has none on disk."""
+    if benchmark.custom_tokenizer is not None:
+        return benchmark.custom_tokenizer
+    return None if is_hf_model(ctx.recipe.model.path) else ctx.model_arg
+
+
 def render_run_config(
     ctx: PlanContext,
     benchmark: BenchmarkConfig,
@@ -48,7 +56,7 @@ def render_run_config(
         "benchmark": msgspec.to_builtins(benchmark),
         "endpoint": endpoint,
         "model_name": ctx.served_model_name,
-        "tokenizer_path": None if is_hf_model(ctx.recipe.model.path) else ctx.model_arg,
+        "tokenizer_path": _tokenizer_path(ctx, benchmark),
         "total_gpus": total_gpus,
         "prefill_gpus": prefill_gpus,
         "decode_gpus": decode_gpus,
