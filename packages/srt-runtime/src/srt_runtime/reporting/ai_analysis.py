@@ -5,8 +5,10 @@ answer to ``<log_dir>/ai_analysis.md``; ``ai_analysis.log`` records the steps.
 The reference runs a coding agent in a container; this build makes one bounded HTTP request
 instead (no container, no tool installs), so it works wherever the head node can reach the API.
 The API key comes from ``reporting.ai_analysis.openrouter_api_key`` or ``OPENROUTER_API_KEY`` and
-is only ever put in the request header. The request is bounded by ``timeout`` (900 s by default)
-and never changes the job's exit code.
+is only ever put in the request header. With a GitHub token (``ai_analysis.gh_token`` or
+``GH_TOKEN``) the pull requests of ``repos_to_search`` updated in the last ``pr_search_days``
+are searched first and listed for the model (``related_prs.py``). The request is bounded by
+``timeout`` (900 s by default) and never changes the job's exit code.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import httpx
 import msgspec
 
 from srt_runtime.reporting._common import LogFn, null_log, run_bounded
+from srt_runtime.reporting.related_prs import DEFAULT_GITHUB_API, PullRequest, read_related_prs
 from srt_schema.recipe import AIAnalysisConfig
 
 __all__ = [
@@ -134,9 +137,17 @@ def read_log_excerpts(
     return excerpts
 
 
-def build_request(prompt: str, excerpts: list[tuple[str, str]], model: str) -> dict[str, Any]:
+def build_request(
+    prompt: str,
+    excerpts: list[tuple[str, str]],
+    model: str,
+    prs: list[PullRequest] | None = None,
+) -> dict[str, Any]:
     """The chat-completions body (pure)."""
     parts = [f"### {rel} (last {len(text)} characters)\n```\n{text}\n```" for rel, text in excerpts]
+    if prs:
+        listed = [f"- {p.repo}#{p.number} {p.title} ({p.url}, updated {p.updated_at})" for p in prs]
+        parts.append("### Recently updated pull requests\n" + "\n".join(listed))
     return {
         "model": model,
         "messages": [
@@ -154,6 +165,33 @@ def _post(
     ) as client:
         response = client.post(url, json=body, headers={"Authorization": f"Bearer {key}"})
         return response.status_code, response.content
+
+
+def _related_prs(
+    config: AIAnalysisConfig,
+    environ: Mapping[str, str],
+    note: LogFn,
+    transport: httpx.BaseTransport | None,
+) -> list[PullRequest]:
+    token = config.gh_token or environ.get("GH_TOKEN") or None
+    if token is None:
+        # Not a failure: the analysis runs on the logs alone.
+        note(logging.INFO, "no GitHub token (GH_TOKEN): related pull requests not searched")
+        return []
+    repos = config.repos_to_search or DEFAULT_REPOS
+    api = environ.get("SRTCTL_GITHUB_API_URL") or DEFAULT_GITHUB_API
+    today = dt.datetime.now(dt.UTC).date()
+    prs, problems = read_related_prs(
+        token, repos, config.pr_search_days, api_url=api, today=today, transport=transport
+    )
+    for problem in problems:
+        note(logging.WARNING, f"pull request search failed for {problem}")
+    note(
+        logging.INFO,
+        f"found {len(prs)} pull requests updated in the last "
+        f"{config.pr_search_days} days in {', '.join(repos)}",
+    )
+    return prs
 
 
 def run_ai_analysis(
@@ -190,7 +228,10 @@ def run_ai_analysis(
             handle.write(f"{stamp} {logging.getLevelName(level)} {message}\n")
         log(level, message)
 
-    body = build_request(build_prompt(config, str(log_dir)), read_log_excerpts(log_dir), chosen)
+    prs = _related_prs(config, environ, _note, transport)
+    body = build_request(
+        build_prompt(config, str(log_dir)), read_log_excerpts(log_dir), chosen, prs
+    )
     _note(logging.INFO, f"asking {chosen} at {url} to analyse exit code {exit_code}")
     started = time.monotonic()
     finished, answer, error = run_bounded(

@@ -1,4 +1,5 @@
-"""An OpenRouter-compatible chat-completions server on 127.0.0.1 with a scripted answer."""
+"""An OpenRouter-compatible chat-completions server on 127.0.0.1 with a scripted answer; it
+also answers GitHub's issue search (``GET /search/issues``) with scripted pull requests."""
 
 from __future__ import annotations
 
@@ -17,6 +18,18 @@ class AIState:
     status: int = 200
     bodies: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    #: GitHub search requests: (path with query, headers).
+    searches: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    pull_requests: list[dict[str, Any]] = field(
+        default_factory=lambda: [
+            {
+                "number": 4242,
+                "title": "Fix decode OOM with large batches",
+                "html_url": "https://github.invalid/sgl-project/sglang/pull/4242",
+                "updated_at": "2026-11-30T10:00:00Z",
+            }
+        ]
+    )
 
 
 @contextmanager
@@ -27,6 +40,18 @@ def running_ai() -> Iterator[tuple[str, AIState]]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             return
+
+        def do_GET(self) -> None:
+            state.searches.append((self.path, dict(self.headers.items())))
+            if self.path.startswith("/search/issues?"):
+                payload, code = json.dumps({"items": state.pull_requests}).encode(), 200
+            else:
+                payload, code = b'{"message": "Not Found"}', 404
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
