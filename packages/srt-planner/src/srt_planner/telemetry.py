@@ -8,7 +8,7 @@ The scraper runs on the bench node's bare host (srt-telemetry is installed on co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -24,12 +24,16 @@ __all__ = ["TACHOMETER_CONFIG", "build_telemetry"]
 TACHOMETER_CONFIG = "tachometer_config.json"
 
 
-def _endpoint(name: str, url: str, interval: int, node: str) -> dict[str, Any]:
+def _endpoint(
+    name: str, url: str, interval: int, node: str, extra: Mapping[str, str]
+) -> dict[str, Any]:
+    """One scrape endpoint; ``extra`` (``tachometer.extra_metadata``) becomes constant columns
+    of every row it yields, next to ``node`` (which srt sets and a recipe key cannot replace)."""
     return {
         "name": name,
         "url": url,
         "collect_interval_ms": interval,
-        "node_metadata": {"node": node},
+        "node_metadata": {**extra, "node": node},
     }
 
 
@@ -61,6 +65,7 @@ def build_telemetry(
     if tachometer.enabled is False:
         return [], []
     interval = tachometer.collect_interval_ms
+    extra = tachometer.extra_metadata
     endpoints: list[dict[str, Any]] = []
     services = {s.name: s for s, _ in effective_services(ctx)}
     for spec in processes:
@@ -70,15 +75,15 @@ def build_telemetry(
                 port = spec.ports.get("sys") if ctx.dynamo_workers else spec.ports.get("http")
                 if port:
                     url = f"http://{ctx.address(node)}:{port}/metrics"
-                    endpoints.append(_endpoint(spec.name, url, interval, node))
+                    endpoints.append(_endpoint(spec.name, url, interval, node, extra))
             case "frontend":
                 port = spec.ports.get("http")
                 if port:
                     url = f"http://{ctx.address(node)}:{port}/metrics"
-                    endpoints.append(_endpoint(spec.name, url, interval, node))
+                    endpoints.append(_endpoint(spec.name, url, interval, node, extra))
             case "service":
                 for name, url in _service_metrics(spec, ctx, services):
-                    endpoints.append(_endpoint(name, url, interval, node))
+                    endpoints.append(_endpoint(name, url, interval, node, extra))
             case _:
                 pass
     if not endpoints:
