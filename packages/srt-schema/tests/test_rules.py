@@ -713,6 +713,21 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "/data/trace.jsonl, concurrencies: [4, 8]",
     ),
     (
+        "slow_down with one time only",
+        lambda d: d["benchmark"].update(slow_down_sleep_time=0.5),
+        "$.benchmark.slow_down_wait_time",
+        "slow_down_wait_time is unset; SGLang /slow_down needs both slow_down_sleep_time and "
+        "slow_down_wait_time > 0 (seconds): set both or drop both",
+    ),
+    (
+        "slow_down without the SGLang router",
+        lambda d: d["benchmark"].update(slow_down_sleep_time=0.5, slow_down_wait_time=60),
+        "$.benchmark.slow_down_sleep_time",
+        "SGLang /slow_down is sent to the decode workers behind frontend.type 'sglang-router' (a "
+        "prefill/decode recipe); this recipe has frontend.type 'dynamo' and no decode role: drop "
+        "slow_down_sleep_time and slow_down_wait_time",
+    ),
+    (
         "agentperf without its client",
         lambda d: d.update(benchmark={"type": "agentperf", "concurrency": 4}),
         "$.benchmark.agentperf_client_dir",
@@ -803,4 +818,13 @@ def test_a_custom_dataset_needs_no_synthetic_lengths() -> None:
 @pytest.mark.parametrize("kind", ["gsm8k", "mmlu", "gpqa", "longbenchv2"])
 def test_an_accuracy_eval_with_a_dataset_file_loads(kind: str) -> None:
     doc = _edit(lambda d: d.update(benchmark={"type": kind, "dataset_path": f"/d/{kind}.jsonl"}))
+    assert _issues(doc) == []
+
+
+def test_slow_down_behind_the_sglang_router_of_a_disaggregated_recipe_loads() -> None:
+    doc = _edit(
+        _disagg,
+        lambda d: d.update(frontend={"type": "sglang-router"}),
+        lambda d: d["benchmark"].update(slow_down_sleep_time=0.5, slow_down_wait_time=60),
+    )
     assert _issues(doc) == []

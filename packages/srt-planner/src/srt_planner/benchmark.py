@@ -50,6 +50,7 @@ def render_run_config(
     total_gpus: int,
     prefill_gpus: int | None = None,
     decode_gpus: int | None = None,
+    slow_down_urls: Sequence[str] = (),
 ) -> str:
     """An srt-bench ``BenchRunConfig`` as JSON: ``benchmark`` against ``endpoint``."""
     config: dict[str, Any] = {
@@ -64,7 +65,23 @@ def render_run_config(
         "job_name": ctx.recipe.name,
         "frontend_type": ctx.recipe.frontend.type,
     }
+    if slow_down_urls:
+        config["slow_down_urls"] = list(slow_down_urls)
     return msgspec.json.encode(config, order="sorted").decode() + "\n"
+
+
+def _slow_down_urls(
+    ctx: PlanContext, bench: BenchmarkConfig, leaders: Sequence[WorkerProcess]
+) -> tuple[str, ...]:
+    """SGLang ``/slow_down`` targets: each decode leader's HTTP server, when the recipe asks for
+    it (validate checks the frontend and the values)."""
+    if bench.slow_down_sleep_time is None and bench.slow_down_wait_time is None:
+        return ()
+    return tuple(
+        f"http://{ctx.address(p.node)}:{p.ports['http']}"
+        for p in leaders
+        if p.endpoint.role == "decode" and "http" in p.ports
+    )
 
 
 def build_benchmark(
@@ -90,6 +107,7 @@ def build_benchmark(
         total_gpus=sum(by_role.values()),
         prefill_gpus=by_role.get("prefill"),
         decode_gpus=by_role.get("decode"),
+        slow_down_urls=_slow_down_urls(ctx, bench, leaders),
     )
     env = {
         "SRTCTL_FRONTEND_TYPE": ctx.recipe.frontend.type,

@@ -135,6 +135,7 @@ def runner_inputs(ctx: Context) -> Iterator[Issue]:
         yield ctx.issue("$.benchmark.command", "a custom benchmark needs `command:`")
     elif kind == "sa-bench":
         yield from _sa_bench(ctx)
+        yield from _slow_down(ctx)
     elif kind == "sglang-bench":
         missing = [k for k, v in (("isl", bench.isl), ("osl", bench.osl)) if v is None]
         missing += [] if levels else ["concurrencies"]
@@ -195,6 +196,34 @@ def runner_inputs(ctx: Context) -> Iterator[Issue]:
                 f"frontend.type '{ROUTER_BENCH_FRONTEND}', got '{frontend}'; set frontend.type: "
                 f"{ROUTER_BENCH_FRONTEND} or pick another benchmark.type",
             )
+
+
+def _slow_down(ctx: Context) -> Iterator[Issue]:
+    """SGLang ``/slow_down`` applies only with both times > 0, behind the SGLang router, to
+    decode workers; srt-bench otherwise ignores it, so validate refuses it instead."""
+    bench = ctx.recipe.benchmark
+    sleep, wait = bench.slow_down_sleep_time, bench.slow_down_wait_time
+    if sleep is None and wait is None:
+        return
+    for name, value in (("slow_down_sleep_time", sleep), ("slow_down_wait_time", wait)):
+        if value is None or not value > 0:
+            shown = "unset" if value is None else f"{value:g}"
+            yield ctx.issue(
+                f"$.benchmark.{name}",
+                f"{name} is {shown}; SGLang /slow_down needs both slow_down_sleep_time and "
+                "slow_down_wait_time > 0 (seconds): set both or drop both",
+            )
+            return
+    frontend = ctx.recipe.frontend.type
+    canonical = canonical_frontend(frontend) if frontend in FRONTENDS else frontend
+    if canonical != ROUTER_BENCH_FRONTEND or not ctx.disaggregated:
+        yield ctx.issue(
+            "$.benchmark.slow_down_sleep_time",
+            f"SGLang /slow_down is sent to the decode workers behind frontend.type "
+            f"'{ROUTER_BENCH_FRONTEND}' (a prefill/decode recipe); this recipe has frontend.type "
+            f"'{frontend}'{'' if ctx.disaggregated else ' and no decode role'}: drop "
+            "slow_down_sleep_time and slow_down_wait_time",
+        )
 
 
 def _sa_bench(ctx: Context) -> Iterator[Issue]:
