@@ -134,7 +134,11 @@ def apply_cluster_defaults(doc: dict[str, Any], cluster: ClusterConfig | None) -
         if isinstance(observability, dict):
             tachometer = observability.setdefault("tachometer", {})
             if isinstance(tachometer, dict) and "default_gpu_exporter" not in tachometer:
-                tachometer["default_gpu_exporter"] = _dump(cluster.default_gpu_exporter)
+                # power_profile is cluster-only (the recipe's exporter has no such key; a
+                # non-dcgm profile is refused when srtslurm.yaml is parsed).
+                exporter = _dump(cluster.default_gpu_exporter)
+                exporter.pop("power_profile", None)
+                tachometer["default_gpu_exporter"] = exporter
     if cluster.containers:
         out = _resolve_images(out, dict(cluster.containers))
     if "reporting" not in out and cluster.reporting is not None:
