@@ -47,6 +47,10 @@ def _disagg(engine: str) -> dict[str, Any]:
     return doc
 
 
+def _with(doc: dict[str, Any], extra: str) -> dict[str, Any]:
+    return deep_merge(copy.deepcopy(doc), yaml.safe_load(extra))
+
+
 BASES: dict[str, dict[str, Any]] = {
     "mocker": QUICKSTART,
     "sglang": _on("sglang"),
@@ -54,6 +58,43 @@ BASES: dict[str, dict[str, Any]] = {
     "trtllm": _on("trtllm"),
     "sglang-disagg": _disagg("sglang"),
     "vllm-disagg": _disagg("vllm"),
+    "atom-disagg": _disagg("atom"),
+    "trtllm-disagg": _disagg("trtllm"),
+    "mocker-disagg": _disagg("mocker"),
+    "vllm-direct": _on("vllm", frontend={"type": "vllm"}),
+    "trtllm-serve": _with(
+        _disagg("trtllm"), "{frontend: {type: trtllm_serve, enable_multiple_frontends: false}}"
+    ),
+    # Torch profiling of every prefill / decode worker; then of a selected worker, and of a
+    # selected rank of a two-node worker (the profiling selection fields act only there).
+    "sglang-disagg-profiled": _with(
+        _disagg("sglang"),
+        "{resources: {gpus_per_node: 8}, roles: {prefill: {workers: 2}, decode: {workers: 2}},"
+        " profiling: {type: torch, prefill: {}, decode: {}}}",
+    ),
+    "sglang-disagg-selected": _with(
+        _disagg("sglang"),
+        "{resources: {gpus_per_node: 8}, roles: {prefill: {workers: 2}, decode: {workers: 2}},"
+        " profiling: {type: torch, prefill: {capture_scope: selected},"
+        " decode: {capture_scope: selected}}}",
+    ),
+    "sglang-disagg-2node-selected": _with(
+        _disagg("sglang"),
+        "{roles: {prefill: {nodes: 2, gpus: 8}, decode: {nodes: 2, gpus: 8}},"
+        " profiling: {type: torch, prefill: {capture_scope: selected},"
+        " decode: {capture_scope: selected}}}",
+    ),
+    "sglang-2node-selected": _with(
+        _on("sglang"),
+        "{roles: {agg: {nodes: 2, gpus: 8}},"
+        " profiling: {type: torch, aggregated: {capture_scope: selected}}}",
+    ),
+    # Three frontends behind nginx, sticky sessions on (the nginx_* fields act only here).
+    "nginx": _with(
+        QUICKSTART,
+        "{roles: {agg: {nodes: 3, workers: 3}}, frontend: {enable_multiple_frontends: true,"
+        " num_additional_frontends: 2, nginx_session_affinity: true}}",
+    ),
 }
 
 #: (field, base, fragment): setting the fragment on the base must change the plan.
@@ -162,6 +203,136 @@ ROWS: list[tuple[str, str, dict[str, Any]]] = [
         ),
     ),
     ("roles.*.critical", "sglang", yaml.safe_load("{roles: {agg: {critical: false}}}")),
+    (
+        "profiling.prefill.capture_scope",
+        "sglang-disagg-profiled",
+        yaml.safe_load("{profiling: {prefill: {capture_scope: selected}}}"),
+    ),
+    (
+        "profiling.prefill.worker_index",
+        "sglang-disagg-selected",
+        yaml.safe_load("{profiling: {prefill: {worker_index: 1}}}"),
+    ),
+    (
+        "profiling.prefill.worker_rank",
+        "sglang-disagg-2node-selected",
+        yaml.safe_load("{profiling: {prefill: {worker_rank: 1}}}"),
+    ),
+    (
+        "profiling.decode.capture_scope",
+        "sglang-disagg-profiled",
+        yaml.safe_load("{profiling: {decode: {capture_scope: selected}}}"),
+    ),
+    (
+        "profiling.decode.worker_index",
+        "sglang-disagg-selected",
+        yaml.safe_load("{profiling: {decode: {worker_index: 1}}}"),
+    ),
+    (
+        "profiling.decode.worker_rank",
+        "sglang-disagg-2node-selected",
+        yaml.safe_load("{profiling: {decode: {worker_rank: 1}}}"),
+    ),
+    (
+        "profiling.aggregated.worker_rank",
+        "sglang-2node-selected",
+        yaml.safe_load("{profiling: {aggregated: {worker_rank: 1}}}"),
+    ),
+    ("roles.*.extra_args", "trtllm", yaml.safe_load("{roles: {agg: {extra_args: [--foo]}}}")),
+    ("resources.gpu_type", "trtllm-disagg", yaml.safe_load("{resources: {gpu_type: gb200}}")),
+    (
+        "observability.tachometer.dcgm_exporter.binary",
+        "sglang",
+        yaml.safe_load(
+            "{observability: {tachometer: {dcgm_exporter: {container_image: '', binary: /opt/dcgm-exporter, port: 9400}}}}"
+        ),
+    ),
+    (
+        "observability.tachometer.node_exporter.binary",
+        "sglang",
+        yaml.safe_load(
+            "{observability: {tachometer: {node_exporter: {container_image: '', binary: /opt/node_exporter, port: 9100}}}}"
+        ),
+    ),
+    (
+        "observability.tachometer.process_exporter.binary",
+        "sglang",
+        yaml.safe_load(
+            "{observability: {tachometer: {process_exporter: {container_image: '', binary: /opt/process-exporter, port: 9256}}}}"
+        ),
+    ),
+    (
+        "observability.tachometer.default_gpu_exporter.binary",
+        "sglang",
+        yaml.safe_load(
+            "{observability: {tachometer: {default_gpu_exporter: {container_image: '', binary: /opt/gpu-exporter, port: 9400}}}}"
+        ),
+    ),
+    (
+        "engine.vllm_serve_binary",
+        "vllm-direct",
+        yaml.safe_load("{engine: {vllm_serve_binary: vllm-rs}}"),
+    ),
+    (
+        "engine.mooncake_protocol",
+        "atom-disagg",
+        yaml.safe_load("{engine: {mooncake_protocol: tcp}}"),
+    ),
+    (
+        "frontend.gen_router",
+        "trtllm-serve",
+        yaml.safe_load("{frontend: {gen_router: {type: load_balancing}}}"),
+    ),
+    (
+        "frontend.server_config_extra",
+        "trtllm-serve",
+        yaml.safe_load("{frontend: {server_config_extra: {backend: pytorch}}}"),
+    ),
+    (
+        "frontend.worker_selection",
+        "mocker",
+        yaml.safe_load("{frontend: {worker_selection: {policy: kv}}}"),
+    ),
+    ("frontend.nginx_container", "nginx", yaml.safe_load("{frontend: {nginx_container: nginx:2}}")),
+    (
+        "frontend.nginx_keepalive_timeout",
+        "nginx",
+        yaml.safe_load("{frontend: {nginx_keepalive_timeout: 30s}}"),
+    ),
+    (
+        "frontend.nginx_raise_ulimit",
+        "nginx",
+        yaml.safe_load("{frontend: {nginx_raise_ulimit: true}}"),
+    ),
+    (
+        "frontend.nginx_session_affinity_header",
+        "nginx",
+        yaml.safe_load("{frontend: {nginx_session_affinity_header: X-Session}}"),
+    ),
+    (
+        "health_check.fatal_log_markers",
+        "trtllm",
+        yaml.safe_load("{health_check: {fatal_log_markers: false}}"),
+    ),
+    (
+        "host_setup.nodes",
+        "sglang-disagg",
+        yaml.safe_load(
+            "{benchmark: {placement: {node: dedicated}}, host_setup: {commands: [nvidia-smi], nodes: workers}}"
+        ),
+    ),
+    (
+        "services[].enabled",
+        "sglang",
+        yaml.safe_load("{services: [{name: etcd, type: etcd, enabled: false}]}"),
+    ),
+    (
+        "services[].external",
+        "sglang",
+        yaml.safe_load(
+            "{services: [{name: etcd, type: etcd, external: 'http://etcd.example:2379'}]}"
+        ),
+    ),
     ("frontend.env", "mocker", yaml.safe_load("{frontend: {env: {FOO: bar}}}")),
     ("frontend.numa_bind", "sglang", yaml.safe_load("{frontend: {numa_bind: true}}")),
     (
@@ -316,14 +487,14 @@ ROWS: list[tuple[str, str, dict[str, Any]]] = [
         "observability.tachometer.process_exporter.port",
         "sglang",
         yaml.safe_load(
-            "{observability: {tachometer: {process_exporter: {container_image: pe:2, port: 9299}}}}"
+            "{observability: {tachometer: {process_exporter: {container_image: '', binary: process-exporter, port: 9299}}}}"
         ),
     ),
     (
         "observability.tachometer.process_exporter.command",
         "sglang",
         yaml.safe_load(
-            "{observability: {tachometer: {process_exporter: {container_image: pe:2, port: 9256, command: run-pe}}}}"
+            "{observability: {tachometer: {process_exporter: {container_image: '', binary: process-exporter, port: 9256, command: run-pe}}}}"
         ),
     ),
     (
@@ -541,4 +712,59 @@ def _plan(doc: dict[str, Any]) -> str:
 def test_the_field_changes_the_plan(field: str, base: str, fragment: dict[str, Any]) -> None:
     without = _plan(BASES[base])
     with_field = _plan(deep_merge(copy.deepcopy(BASES[base]), fragment))
+    assert with_field != without, f"{field} on the {base} recipe left the plan unchanged"
+
+
+#: Role-specific engines do not run under the Dynamo frontend (validate refuses it): a base that
+#: uses it gets the engine's own router instead. A role-specific mocker has none (it needs the
+#: Dynamo frontend), so its fields are refused (``unsupported_rules``), not listed here.
+ROLE_FRONTEND: dict[str, dict[str, Any]] = {
+    "sglang": {"type": "sglang-router"},
+    "vllm": {"type": "vllm-router"},
+    "atom": {"type": "atomesh"},
+    "trtllm": {"type": "trtllm_serve", "enable_multiple_frontends": False},
+}
+
+
+def _engine_in_roles(doc: dict[str, Any]) -> dict[str, Any]:
+    """The same recipe with no top-level engine: every role names the engine as its own."""
+    out = copy.deepcopy(doc)
+    engine = out.pop("engine")
+    engine = {"type": engine} if isinstance(engine, str) else engine
+    for role in out["roles"].values():
+        role["engine"] = deep_merge(copy.deepcopy(engine), role.get("engine") or {})
+    if out.get("frontend", {}).get("type", "dynamo") == "dynamo":
+        out["frontend"] = copy.deepcopy(ROLE_FRONTEND[engine["type"]])
+    return out
+
+
+#: Every engine field above that a role-specific engine can carry, plus those the golden inputs
+#: show at the top level only, set in the roles' own ``engine`` blocks instead.
+ROLE_ENGINE_ROWS: list[tuple[str, str, dict[str, Any]]] = [
+    (f"roles.*.{field}", base, fragment)
+    for field, base, fragment in ROWS
+    if field.startswith("engine.")
+    and not base.startswith("mocker")
+    and field not in ("engine.publish_metrics", "engine.publish_events_and_metrics")
+] + [
+    ("roles.*.engine.connector", "vllm-disagg", yaml.safe_load("{engine: {connector: lmcache}}")),
+    (
+        "roles.*.engine.set_visible_devices",
+        "vllm",
+        yaml.safe_load("{engine: {set_visible_devices: true}}"),
+    ),
+    ("roles.*.engine.type", "sglang", yaml.safe_load("{engine: {type: vllm}, frontend: null}")),
+]
+
+
+@pytest.mark.parametrize(
+    ("field", "base", "fragment"),
+    ROLE_ENGINE_ROWS,
+    ids=[f"{f}@{b}" for f, b, _ in ROLE_ENGINE_ROWS],
+)
+def test_a_role_engine_field_changes_the_plan(
+    field: str, base: str, fragment: dict[str, Any]
+) -> None:
+    without = _plan(_engine_in_roles(BASES[base]))
+    with_field = _plan(_engine_in_roles(deep_merge(copy.deepcopy(BASES[base]), fragment)))
     assert with_field != without, f"{field} on the {base} recipe left the plan unchanged"

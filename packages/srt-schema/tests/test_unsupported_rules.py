@@ -33,6 +33,21 @@ _TELEMETRY = (
     "nothing, and enabling it drops the default DCGM exporter; remove the telemetry block "
     "(GPU metrics are still scraped by observability.tachometer)"
 )
+_ROLE_MOCKER = (
+    "a role-specific mocker engine is not supported (the mocker needs the Dynamo frontend, which "
+    "role-specific engines do not support), so its settings would never run; use one top-level "
+    "engine: {type: mocker, ...} for every role"
+)
+_ROLE_PUBLISH = (
+    "a role-specific trtllm engine runs under frontend.type trtllm_serve, which takes no publish "
+    "flags (they are Dynamo worker flags); remove publish_metrics and publish_events_and_metrics, "
+    "or use one top-level trtllm engine with the Dynamo frontend"
+)
+_ROLE_TRTLLM: dict[str, Any] = {
+    "engine": None,
+    "model": {"container": "img:1"},
+    "frontend": {"type": "trtllm_serve", "enable_multiple_frontends": False},
+}
 _STEPS = (
     "profiling step windows are not executed by srt yet (nothing sends the start/stop-profile "
     "requests); remove start_step and stop_step, or bound the capture with profiling.type "
@@ -143,6 +158,58 @@ def _refusals(fragment: dict[str, Any], base: dict[str, Any] = _MOCKER) -> list[
             ],
         ),
         (
+            {
+                "engine": None,
+                "roles": {"agg": {"engine": {"type": "mocker", "speedup_ratio": 3.0}}},
+            },
+            [("$.roles.agg.engine.speedup_ratio", _ROLE_MOCKER)],
+        ),
+        (
+            {
+                "engine": None,
+                "roles": {
+                    "agg": {"engine": {"type": "mocker", "max_num_seqs": 8, "block_size": 16}}
+                },
+            },
+            [
+                ("$.roles.agg.engine.max_num_seqs", _ROLE_MOCKER),
+                ("$.roles.agg.engine.block_size", _ROLE_MOCKER),
+            ],
+        ),
+        (
+            _ROLE_TRTLLM
+            | {
+                "roles": {
+                    "agg": {
+                        "engine": {
+                            "type": "trtllm",
+                            "publish_metrics": False,
+                            "publish_events_and_metrics": True,
+                        }
+                    }
+                }
+            },
+            [
+                ("$.roles.agg.engine.publish_metrics", _ROLE_PUBLISH),
+                ("$.roles.agg.engine.publish_events_and_metrics", _ROLE_PUBLISH),
+            ],
+        ),
+        (
+            {
+                "observability": {
+                    "tachometer": {"process_exporter": {"container_image": "pe:2", "port": 9256}}
+                }
+            },
+            [
+                (
+                    "$.observability.tachometer.process_exporter.container_image",
+                    "the process exporter runs on the bare host, never in a container (the "
+                    "image would be ignored); set container_image: '' and binary: to the "
+                    "process-exporter path on the nodes",
+                )
+            ],
+        ),
+        (
             {"enable_config_dump": False},
             [
                 (
@@ -171,6 +238,17 @@ def test_a_field_with_an_effect_is_refused(
         {"observability": {"tachometer": {"binary_path": "tachometer-scraper"}}},
         {"enable_config_dump": True},
         {"profiling": {"type": "torch", "aggregated": {"worker_index": 0}}},
+        {
+            "observability": {
+                "tachometer": {
+                    "process_exporter": {
+                        "container_image": "",
+                        "binary": "process-exporter",
+                        "port": 9256,
+                    }
+                }
+            }
+        },
     ],
 )
 def test_a_field_spelling_its_default_loads(fragment: dict[str, Any]) -> None:
@@ -262,3 +340,8 @@ def test_a_cluster_key_with_an_effect_is_refused(
 )
 def test_a_cluster_key_without_an_effect_loads(text: str) -> None:
     parse_cluster_config("default_account: a\n" + text, file="srtslurm.yaml")
+
+
+def test_a_role_specific_trtllm_with_default_publish_flags_is_not_refused_for_them() -> None:
+    doc = deep_merge(copy.deepcopy(_MOCKER), _ROLE_TRTLLM)
+    assert _refusals({"roles": {"agg": {"engine": {"type": "trtllm"}}}}, base=doc) == []

@@ -75,6 +75,7 @@ def build_trtllm(engine: TRTLLMBackend, request: WorkerRequest) -> EngineCommand
             program.append("--publish-events-and-metrics")
         elif engine.publish_metrics:
             program.append("--publish-metrics")
+        program += list(role.config.extra_args)
     argv = prefix + program
     env = {
         "TRTLLM_EPLB_SHM_NAME": f"moe_shared_{ctx.job_id}_{role.name}_{proc.endpoint.index}",

@@ -21,6 +21,7 @@ import msgspec
 from srt_schema.cluster import ClusterConfig
 from srt_schema.errors import Issue
 from srt_schema.recipe import (
+    MockerBackend,
     ProfilingPhaseConfig,
     Recipe,
     TelemetryConfig,
@@ -106,6 +107,35 @@ def _profiler_step_windows(recipe: Recipe) -> Iterator[str]:
             yield f"$.profiling.{name}.stop_step"
 
 
+def _role_mocker_settings(recipe: Recipe) -> Iterator[str]:
+    # A role-specific mocker never plans: the mocker needs the Dynamo frontend, which
+    # role-specific engines do not support (roles_rules), and no router accepts it. Its settings
+    # are named here so the refusal points at them, not only at the frontend.
+    default = msgspec.to_builtins(MockerBackend())
+    for name, config in recipe.roles.items():
+        if isinstance(config.engine, MockerBackend):
+            yield from _changed(
+                msgspec.to_builtins(config.engine), default, f"$.roles.{name}.engine"
+            )
+
+
+def _role_trtllm_publish(recipe: Recipe) -> Iterator[str]:
+    # A role-specific TRT-LLM engine runs only under frontend.type trtllm_serve (roles_rules
+    # refuses the Dynamo frontend for role engines); the publish flags are dynamo.trtllm flags.
+    for name, config in recipe.roles.items():
+        if isinstance(config.engine, TRTLLMBackend):
+            if not config.engine.publish_metrics:
+                yield f"$.roles.{name}.engine.publish_metrics"
+            if config.engine.publish_events_and_metrics:
+                yield f"$.roles.{name}.engine.publish_events_and_metrics"
+
+
+def _process_exporter_image(recipe: Recipe) -> Iterator[str]:
+    exporter = recipe.observability.tachometer.process_exporter
+    if exporter is not None and exporter.container_image:
+        yield "$.observability.tachometer.process_exporter.container_image"
+
+
 _TELEMETRY = (
     "power telemetry (the telemetry: block) is not planned by srt yet: it would collect nothing, "
     "and enabling it drops the default DCGM exporter; remove the telemetry block (GPU metrics "
@@ -176,6 +206,26 @@ RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
         _when(lambda r: not r.enable_config_dump, "$.enable_config_dump"),
         "turning the engine config dump off is not applied by srt yet (Dynamo workers always "
         "write <node>_config.json); remove enable_config_dump",
+    ),
+    Unsupported(
+        "roles.*.engine (mocker settings)",
+        _role_mocker_settings,
+        "a role-specific mocker engine is not supported (the mocker needs the Dynamo frontend, "
+        "which role-specific engines do not support), so its settings would never run; use one "
+        "top-level engine: {type: mocker, ...} for every role",
+    ),
+    Unsupported(
+        "roles.*.engine.publish_metrics, roles.*.engine.publish_events_and_metrics",
+        _role_trtllm_publish,
+        "a role-specific trtllm engine runs under frontend.type trtllm_serve, which takes no "
+        "publish flags (they are Dynamo worker flags); remove publish_metrics and "
+        "publish_events_and_metrics, or use one top-level trtllm engine with the Dynamo frontend",
+    ),
+    Unsupported(
+        "observability.tachometer.process_exporter.container_image",
+        _process_exporter_image,
+        "the process exporter runs on the bare host, never in a container (the image would be "
+        "ignored); set container_image: '' and binary: to the process-exporter path on the nodes",
     ),
 )
 
