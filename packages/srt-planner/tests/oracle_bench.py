@@ -257,12 +257,19 @@ def bench_records(
     return (_reference_record(oracle), *_our_record(plan, oracle["node_ips"]))
 
 
-def compare_benchmark(oracle: dict[str, Any], plan: JobPlan, ignored: frozenset[str]) -> list[str]:
+def compare_benchmark(
+    oracle: dict[str, Any],
+    plan: JobPlan,
+    ignored: frozenset[str],
+    expected: dict[str, Any] | None = None,
+) -> list[str]:
     """Differences of the benchmark step: type, node, endpoint, tokenizer and parameters.
 
     Only keys the reference records are compared; ``ignored`` are the ``bench`` deviation rows
-    (a key, or the ``$.benchmark.<key>`` path of an srt-bench refusal).
+    (a key, or the ``$.benchmark.<key>`` path of an srt-bench refusal). ``expected`` holds keys
+    whose value a ``recipe-patch`` row replaced: ours must be the patched value instead.
     """
+    expected = expected or {}
     theirs, ours, refusals = bench_records(oracle, plan)
     if theirs is None or ours is None:
         if (theirs is None) != (ours is None):
@@ -272,7 +279,7 @@ def compare_benchmark(oracle: dict[str, Any], plan: JobPlan, ignored: frozenset[
     for key in sorted(theirs):
         if key in ignored or (key in ("api", "slow_down") and key not in ours):
             continue  # api / slow_down: unknown when srt-bench refused the config
-        mine, want = ours.get(key), theirs[key]
+        mine, want = ours.get(key), expected.get(key, theirs[key])
         same = (
             math.isclose(mine, want)
             if isinstance(mine, float) and isinstance(want, float) and math.isfinite(want)

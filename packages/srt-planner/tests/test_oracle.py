@@ -1,14 +1,17 @@
 """Our plans against the reference launch plans (shared/oracle/plans, 52 recipe variants).
 
-Each reference recipe is migrated v1 -> v2, loaded and planned on the oracle's node list; every
-worker must sit on the same node(s) and GPUs with the same engine argv and environment, except
-for the differences listed in docs/deviations.md (the only source of exceptions). The benchmark
+Each reference recipe is migrated v1 -> v2, patched where srtctl validate refuses it for a reason
+that is not about planning (oracle_patches.py, ``recipe-patch`` rows), loaded and planned on the
+oracle's node list; every worker must sit on the same node(s) and GPUs with the same engine argv
+and environment, except for the differences listed in docs/deviations.md (the only source of
+exceptions). The benchmark
 step is compared too (oracle_bench.py): its parameters, endpoint and tokenizer, and one served
 model name shared by every worker, our bench.json and the reference's benchmark.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -18,14 +21,14 @@ from typing import Any
 
 import msgspec
 import pytest
-import yaml
 from oracle_bench import compare_benchmark, served_names
+from oracle_parts import compare_files, compare_ports, once, reference_srun, srun_shape
+from oracle_patches import PATCHES, applicable, expected_bench, load_patched, reference_env
 
 from srt_planner import plan_allocation, plan_job, render_sbatch
 from srt_planner.plan import JobPlan, ProcessSpec
 from srt_schema.cluster import ClusterConfig
-from srt_schema.errors import SchemaError
-from srt_schema.load import load_recipe_text
+from srt_schema.errors import RecipeError, SchemaError
 from srt_schema.migrate import migrate_text
 from srt_schema.recipe import ProfilingConfig, Recipe
 
@@ -56,6 +59,10 @@ class Deviations(msgspec.Struct, frozen=True, kw_only=True):
     served_name: frozenset[str] = frozenset()
     #: Worker environment variables holding a path that deliberately differs (``env-path``).
     env_path: frozenset[str] = frozenset()
+    #: Options the reference repeats with the same value; its repeats count once (``flag-repeat``).
+    flag_repeats: frozenset[str] = frozenset()
+    #: Recipe patches applied before loading (``recipe-patch``, oracle_patches.PATCHES).
+    recipe_patches: tuple[str, ...] = ()
 
 
 def read_deviations(text: str) -> Deviations:
@@ -76,6 +83,8 @@ def read_deviations(text: str) -> Deviations:
         "bench",
         "served-name",
         "env-path",
+        "flag-repeat",
+        "recipe-patch",
     }
     assert not unknown, f"docs/deviations.md: unknown deviation kinds {sorted(unknown)}"
     return Deviations(
@@ -90,53 +99,16 @@ def read_deviations(text: str) -> Deviations:
         bench=frozenset(by_kind.get("bench", {})),
         served_name=frozenset(by_kind.get("served-name", {})),
         env_path=frozenset(by_kind.get("env-path", {})),
+        flag_repeats=frozenset(by_kind.get("flag-repeat", {})),
+        recipe_patches=tuple(by_kind.get("recipe-patch", {})),
     )
+
+
+DEVIATION_LIST = read_deviations(DEVIATIONS.read_text())
 
 
 def _directive(line: str) -> str:
     return " ".join(shlex.split(line.strip()))
-
-
-_SRUN_VALUES = ("--mpi", "--nodes", "--ntasks", "--nodelist", "--cpus-per-task")
-_SRUN_PREFIXES = ("--cpu-bind", "--distribution", "--ntasks-per-node", "--oversubscribe")
-
-
-def _srun_shape(argv: list[str]) -> list[str]:
-    """The placement-relevant srun flags, in order (up to the task command)."""
-    end = argv.index("bash") if "bash" in argv else len(argv)
-    out: list[str] = []
-    i = 0
-    while i < end:
-        if argv[i] in _SRUN_VALUES:
-            out.append(f"{argv[i]}={argv[i + 1]}")
-            i += 2
-            continue
-        if argv[i].startswith(_SRUN_PREFIXES):
-            out.append(argv[i])
-        i += 1
-    return out
-
-
-def _reference_srun(
-    reference: dict[str, Any], options: dict[str, str], deviations: Deviations
-) -> list[str]:
-    """The reference's srun shape with our listed srun rules applied to it."""
-    shape = _srun_shape(reference["srun_argv"])
-    ranks = reference.get("ranks") or []
-    if "mpi-arbitrary-distribution" in deviations.srun and len(ranks) > 1:
-        hosts = ",".join(r["node"] for r in ranks for _ in r["gpus"])
-        per_node = max(len(r["gpus"]) for r in ranks)
-        shape = [f for f in shape if not f.startswith(("--nodes=", "--nodelist="))]
-        at = next(i for i, f in enumerate(shape) if f.startswith("--ntasks=")) + 1
-        shape[at:at] = [f"--nodelist={hosts}", "--distribution=arbitrary"]
-        shape.append(f"--ntasks-per-node={per_node}")
-    if "mpi-srun-options" in deviations.srun and ranks:
-        shape += [
-            f"--{k}={v}" if v else f"--{k}"
-            for k, v in sorted(options.items())
-            if f"--{k}".startswith(_SRUN_PREFIXES)
-        ]
-    return shape
 
 
 def _normalise(argv: list[str], deviations: Deviations) -> list[str]:
@@ -163,23 +135,40 @@ def _env(env: dict[str, str], deviations: Deviations) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in deviations.env}
 
 
-def plan_reference(oracle: dict[str, Any]) -> tuple[Recipe, JobPlan]:
-    """The reference's recipe migrated, loaded and planned on the oracle's nodes."""
-    text = (V1 / oracle["recipe"]).read_text()
-    migrated = migrate_text(text, file=oracle["recipe"])
-    jobs = load_recipe_text(migrated.text, file=oracle["recipe"], cluster=CLUSTER)
+def migrated(oracle: dict[str, Any]) -> str:
+    """The reference's v1 recipe migrated to schema 2."""
+    return _migrate(oracle["recipe"])
+
+
+@functools.cache
+def _migrate(recipe: str) -> str:
+    return migrate_text((V1 / recipe).read_text(), file=recipe).text
+
+
+def patches(oracle: dict[str, Any], deviations: Deviations = DEVIATION_LIST) -> tuple[str, ...]:
+    """The ``recipe-patch`` rows that apply to the reference's recipe."""
+    return applicable(migrated(oracle), deviations.recipe_patches)
+
+
+def plan_reference(
+    oracle: dict[str, Any], deviations: Deviations | None = None
+) -> tuple[Recipe, JobPlan]:
+    """The reference's recipe migrated, patched, loaded and planned on the oracle's nodes."""
+    applied = patches(oracle, deviations or DEVIATION_LIST)
+    jobs = load_patched(migrated(oracle), file=oracle["recipe"], cluster=CLUSTER, patches=applied)
     recipe = jobs[0].recipe
     return recipe, plan_job(recipe, CLUSTER, oracle["nodes"], "1234", addresses=oracle["node_ips"])
 
 
 def compare(oracle: dict[str, Any], deviations: Deviations) -> list[str]:
     """Differences between the reference plan and ours, after the listed deviations."""
-    recipe, plan = plan_reference(oracle)
+    recipe, plan = plan_reference(oracle, deviations)
     script = render_sbatch(
         plan_allocation(recipe, CLUSTER), output_base="<OUTPUT_BASE>", command=("srt-runtime",)
     )
     ours: dict[str, ProcessSpec] = {s.name: s for s in plan.processes if s.kind == "worker"}
     theirs = {p["name"]: p for p in oracle["processes"] if p["kind"] == "worker"}
+    applied = patches(oracle, deviations)
     problems: list[str] = []
     directives = [_directive(line) for line in script.splitlines() if line.startswith("#SBATCH")]
     reference = [
@@ -198,23 +187,24 @@ def compare(oracle: dict[str, Any], deviations: Deviations) -> list[str]:
             problems.append(f"{name}: gpus {spec.gpus} vs {reference['gpus']}")
         mine, want = (
             _normalise(list(spec.argv), deviations),
-            _normalise(reference["command_argv"], deviations),
+            _normalise(once(reference["command_argv"], deviations.flag_repeats), deviations),
         )
         if mine != want:
             problems.append(f"{name}: argv\n  ours: {mine}\n  ref:  {want}")
-        srun_ours = sorted(_srun_shape(list(spec.srun_argv)))
-        srun_ref = sorted(_reference_srun(reference, recipe.srun_options, deviations))
+        srun_ours = sorted(srun_shape(list(spec.srun_argv)))
+        srun_ref = sorted(reference_srun(reference, recipe.srun_options, deviations.srun))
         if srun_ours != srun_ref:
             problems.append(f"{name}: srun\n  ours: {srun_ours}\n  ref:  {srun_ref}")
-        mine_env, want_env = _env(spec.env, deviations), _env(reference["env"], deviations)
+        mine_env = _env(spec.env, deviations)
+        want_env = _env(reference_env(applied, reference["env"]), deviations)
         if mine_env != want_env:
             keys = sorted(
                 k for k in set(mine_env) | set(want_env) if mine_env.get(k) != want_env.get(k)
             )
             problems.append(f"{name}: env differs in {keys}")
-    problems += _compare_ports(oracle["worker_topology"], plan.processes)
+    problems += compare_ports(oracle["worker_topology"], plan.processes)
     problems += _compare_frontends(oracle, plan, deviations)
-    problems += compare_benchmark(oracle, plan, deviations.bench)
+    problems += compare_benchmark(oracle, plan, deviations.bench, expected_bench(applied))
     return problems
 
 
@@ -244,64 +234,10 @@ def _compare_frontends(oracle: dict[str, Any], plan: JobPlan, deviations: Deviat
     want = (reference["head"], reference["bench"], reference["infra"], reference["worker"])
     if mine != want:
         problems.append(f"node roles {mine} vs {want}")
-    return problems + _compare_files(oracle, plan, deviations)
-
-
-def _compare_files(oracle: dict[str, Any], plan: JobPlan, deviations: Deviations) -> list[str]:
-    """nginx upstreams and the TRT-LLM engine YAML files."""
-    ours = {f.path: f.content for f in plan.files}
-    problems = []
-    for path, content in oracle["generated_files"].items():
-        name = path.rsplit("/", 1)[-1]
-        if name == "nginx.conf":
-            want = re.findall(r"server (\S+);", content)
-            got = re.findall(r"server (\S+);", ours.get(name, ""))
-            if got != want:
-                problems.append(f"nginx upstreams {got} vs {want}")
-        elif name.startswith("trtllm_config_"):
-            want_cfg = yaml.safe_load(content)
-            got_cfg = yaml.safe_load(ours.get(name, "{}"))
-            for key in deviations.engine_config:
-                want_cfg.pop(key, None)
-                got_cfg.pop(key, None)
-            if got_cfg != want_cfg:
-                keys = sorted(
-                    k for k in set(got_cfg) | set(want_cfg) if got_cfg.get(k) != want_cfg.get(k)
-                )
-                problems.append(f"{name} differs in {keys}")
-    return problems
-
-
-_PORT_NAMES = {
-    "sys_port": "sys",
-    "http_port": "http",
-    "bootstrap_port": "bootstrap",
-    "kv_events_port": "kv_events",
-    "nixl_port": "nixl",
-    "dp_rpc_port": "dp_rpc",
-}
-
-
-def _compare_ports(topology: list[dict[str, Any]], processes: tuple[ProcessSpec, ...]) -> list[str]:
-    """Per-process ports of the reference's worker_topology (MPI endpoints: the leader's)."""
-    ours = {s.name: s for s in processes if s.kind == "worker"}
-    problems = []
-    for row in topology:
-        spec = ours.get(f"{row['mode']}_{row['index']}_{row['node']}")
-        if spec is None:
-            continue  # follower of an MPI endpoint: one step on the leader
-        for key, value in row["ports"].items():
-            name = _PORT_NAMES[key]
-            got = spec.ports.get(name, 0)
-            if row["node_rank"] > 0 and name in ("http", "bootstrap", "dp_rpc"):
-                continue  # followers bind none of the endpoint's shared ports
-            if got != value:
-                problems.append(f"{spec.name}: port {name} {got} vs {value}")
-    return problems
+    return problems + compare_files(oracle, plan, deviations.engine_config)
 
 
 ORACLE_FILES = sorted(ORACLE.glob("*.json"))
-DEVIATION_LIST = read_deviations(DEVIATIONS.read_text())
 
 
 def test_oracle_is_present() -> None:
@@ -330,7 +266,13 @@ def test_every_listed_deviation_is_needed() -> None:
         oracle = json.loads(path.read_text())
         if path.name in DEVIATION_LIST.recipes:
             continue
-        bare = Deviations(flags=frozenset(), flag_values=frozenset(), env=frozenset(), recipes={})
+        bare = Deviations(
+            flags=frozenset(),
+            flag_values=frozenset(),
+            env=frozenset(),
+            recipes={},
+            recipe_patches=DEVIATION_LIST.recipe_patches,
+        )
         if any("frontends differ" in p for p in compare(oracle, bare)):
             used_programs.update(
                 k for k in DEVIATION_LIST.programs if f"'{k}', '-m'" in str(compare(oracle, bare))
@@ -399,7 +341,7 @@ def test_every_bench_row_is_needed(key: str) -> None:
     needed = any(
         f"benchmark {key}:" in p or f"$.benchmark.{key}:" in p
         for oracle, plan in _planned()
-        for p in compare_benchmark(oracle, plan, without)
+        for p in compare_benchmark(oracle, plan, without, expected_bench(patches(oracle)))
     )
     assert needed, f"docs/deviations.md: bench row {key!r} is no longer needed; remove it"
 
@@ -435,3 +377,41 @@ def test_env_path_rows_hold(name: str) -> None:
         assert theirs != spec.env[name]
         targets = {m[1] for p in oracle["processes"] for m in p["container_mounts"]}
         assert not any(theirs == t or theirs.startswith(t + "/") for t in targets)
+
+
+PATCHED = [p for p in PLANNABLE if patches(json.loads(p.read_text()))]
+
+
+@pytest.mark.parametrize("path", PATCHED, ids=[p.name for p in PATCHED])
+def test_every_recipe_patch_is_needed(path: Path) -> None:
+    """Each patch applied to a recipe is needed: without it, srtctl validate refuses the recipe."""
+    oracle = json.loads(path.read_text())
+    applied = patches(oracle)
+    for name in applied:
+        others = tuple(p for p in applied if p != name)
+        with pytest.raises(RecipeError) as refused:
+            load_patched(migrated(oracle), file=oracle["recipe"], cluster=CLUSTER, patches=others)
+        paths = {issue.path for issue in refused.value.issues}
+        assert paths & set(PATCHES[name].refused), (
+            f"recipe-patch {name!r}: refused at {sorted(paths)}, not at the patched path"
+        )
+
+
+@pytest.mark.parametrize("name", DEVIATION_LIST.recipe_patches)
+def test_every_recipe_patch_row_applies(name: str) -> None:
+    assert any(name in patches(json.loads(p.read_text())) for p in PLANNABLE), (
+        f"docs/deviations.md: recipe-patch row {name!r} applies to no oracle recipe; remove it"
+    )
+
+
+@pytest.mark.parametrize("flag", sorted(DEVIATION_LIST.flag_repeats))
+def test_every_flag_repeat_row_is_needed(flag: str) -> None:
+    without = msgspec.structs.replace(
+        DEVIATION_LIST, flag_repeats=DEVIATION_LIST.flag_repeats - {flag}
+    )
+    needed = any(
+        ": argv" in problem and f"'{flag}'" in problem
+        for path in PLANNABLE
+        for problem in compare(json.loads(path.read_text()), without)
+    )
+    assert needed, f"docs/deviations.md: flag-repeat row {flag!r} is no longer needed; remove it"

@@ -1,0 +1,148 @@
+"""Recipe patches of the oracle comparison (used by test_oracle.py).
+
+``srtctl validate`` refuses some fields of the reference's recipes on purpose: fields srt does not
+execute yet, and data it cannot fetch at run time. Those refusals are about running a job, not
+about planning one, so before an oracle recipe is loaded the test applies the patches below, as
+``--set`` / ``--unset`` overrides on the migrated v2 document. Each patch is a ``recipe-patch``
+row of docs/deviations.md (named by the recipe path it patches); a patch applies only to recipes
+that have the refused value, and every application must be needed (the recipe must fail to load,
+at one of the patch's ``refused`` paths, without it). A patched benchmark value that reaches the
+benchmark comparison is expected to be the placeholder (``expected``), not the reference's value,
+and worker environment the reference derived from a dropped value is not expected
+(``reference_env``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import yaml
+
+from srt_schema.cluster import ClusterConfig
+from srt_schema.load import LoadedJob, load_recipe_text
+from srt_schema.setpaths import PathOverride, parse_set, parse_unset
+
+__all__ = [
+    "PATCHES",
+    "PLACEHOLDER_DATASET",
+    "PLACEHOLDER_TOKENIZER",
+    "Patch",
+    "applicable",
+    "expected_bench",
+    "load_patched",
+    "reference_env",
+]
+
+#: A local tokenizer folder (an absolute path is what srt-bench accepts); nothing reads it.
+PLACEHOLDER_TOKENIZER = "/oracle-placeholder/tokenizer"
+#: A local dataset / trace file; nothing reads it.
+PLACEHOLDER_DATASET = "/oracle-placeholder/dataset.jsonl"
+
+_STEP_WINDOWS = tuple(
+    f"profiling.{phase}.{key}"
+    for phase in ("prefill", "decode", "aggregated")
+    for key in ("start_step", "stop_step")
+)
+
+
+class Patch(NamedTuple):
+    #: Whether the migrated v2 document has the value srt refuses.
+    applies: Callable[[dict[str, Any]], bool]
+    overrides: tuple[PathOverride, ...]
+    #: The ``$.paths`` srtctl validate reports when the patch is left out.
+    refused: tuple[str, ...]
+    #: Benchmark record keys (oracle_bench) whose value is then the placeholder.
+    expected: tuple[tuple[str, str], ...] = ()
+    #: Reference worker environment variables that only the patched value sets (a full match):
+    #: they are removed from the reference side, so ours must not set them either.
+    reference_env: str = ""
+
+
+def _bench(doc: dict[str, Any]) -> dict[str, Any]:
+    return doc.get("benchmark") or {}
+
+
+def _no_local_tokenizer(doc: dict[str, Any]) -> bool:
+    """sa-bench with a hub / class tokenizer, or synthetic prompts of an ``hf:`` model."""
+    bench = _bench(doc)
+    if bench.get("type") != "sa-bench":
+        return False
+    tokenizer = bench.get("custom_tokenizer")
+    if tokenizer is not None:
+        return not str(tokenizer).startswith("/")
+    synthetic = bench.get("dataset_name") in (None, "random")
+    return synthetic and str((doc.get("model") or {}).get("path", "")).startswith("hf:")
+
+
+def _step_windows(doc: dict[str, Any]) -> bool:
+    profiling = doc.get("profiling") or {}
+    return any(
+        key in (profiling.get(phase) or {})
+        for phase in ("prefill", "decode", "aggregated")
+        for key in ("start_step", "stop_step")
+    )
+
+
+#: Keyed by the ``recipe-patch`` row's name.
+PATCHES: dict[str, Patch] = {
+    "benchmark.custom_tokenizer": Patch(
+        applies=_no_local_tokenizer,
+        overrides=(parse_set(f"benchmark.custom_tokenizer={PLACEHOLDER_TOKENIZER}"),),
+        refused=("$.benchmark.custom_tokenizer", "$.model.path"),
+        expected=(
+            ("tokenizer", PLACEHOLDER_TOKENIZER),
+            ("custom_tokenizer", PLACEHOLDER_TOKENIZER),
+        ),
+    ),
+    "benchmark.dataset_path": Patch(
+        applies=lambda doc: (
+            _bench(doc).get("type") in ("mooncake-router", "gsm8k", "gpqa")
+            and not _bench(doc).get("dataset_path")
+        ),
+        overrides=(parse_set(f"benchmark.dataset_path={PLACEHOLDER_DATASET}"),),
+        refused=("$.benchmark.dataset_path",),
+    ),
+    "dynamo.top_of_tree": Patch(
+        applies=lambda doc: bool((doc.get("dynamo") or {}).get("top_of_tree")),
+        overrides=(parse_unset("dynamo.top_of_tree"),),
+        refused=("$.dynamo.top_of_tree",),
+    ),
+    "profiling.*.start_step/stop_step": Patch(
+        applies=_step_windows,
+        overrides=tuple(parse_unset(path) for path in _STEP_WINDOWS),
+        refused=tuple(f"$.{path}" for path in _STEP_WINDOWS),
+        reference_env=r"PROFILE_[A-Z]+_(START|STOP)_STEP|TLLM_PROFILE_START_STOP|TLLM_LLMAPI_ENABLE_NVTX",
+    ),
+}
+
+
+def applicable(text: str, rows: Sequence[str]) -> tuple[str, ...]:
+    """The patch rows that apply to migrated recipe ``text``."""
+    unknown = sorted(set(rows) - set(PATCHES))
+    assert not unknown, f"docs/deviations.md: no recipe patch implements rows {unknown}"
+    doc = yaml.safe_load(text)
+    return tuple(name for name in rows if PATCHES[name].applies(doc))
+
+
+def load_patched(
+    text: str, *, file: str, cluster: ClusterConfig, patches: Sequence[str]
+) -> tuple[LoadedJob, ...]:
+    """Load migrated recipe ``text`` with the named patches applied."""
+    overrides = [o for name in patches for o in PATCHES[name].overrides]
+    return load_recipe_text(text, file=file, cluster=cluster, overrides=overrides)
+
+
+def reference_env(patches: Sequence[str], env: dict[str, str]) -> dict[str, str]:
+    """The reference worker ``env`` without the variables of the patched-away values."""
+    patterns = [PATCHES[name].reference_env for name in patches if PATCHES[name].reference_env]
+    return {k: v for k, v in env.items() if not any(re.fullmatch(p, k) for p in patterns)}
+
+
+def expected_bench(patches: Sequence[str]) -> dict[str, str]:
+    """Benchmark record keys whose expected value is a patch's placeholder."""
+    out: dict[str, str] = {}
+    for name in patches:
+        out |= dict(PATCHES[name].expected)
+    return out
