@@ -89,6 +89,10 @@ BASES: dict[str, dict[str, Any]] = {
         "{roles: {agg: {nodes: 2, gpus: 8}},"
         " profiling: {type: torch, aggregated: {capture_scope: selected}}}",
     ),
+    "sglang-dynamo-git": _with(
+        _on("sglang"),
+        "{dynamo: {source: {git: 'https://github.com/ai-dynamo/dynamo', rev: v1.0.0}}}",
+    ),
     # Three frontends behind nginx, sticky sessions on (the nginx_* fields act only here).
     "nginx": _with(
         QUICKSTART,
@@ -237,6 +241,11 @@ ROWS: list[tuple[str, str, dict[str, Any]]] = [
         "profiling.aggregated.worker_rank",
         "sglang-2node-selected",
         yaml.safe_load("{profiling: {aggregated: {worker_rank: 1}}}"),
+    ),
+    (
+        "dynamo.source.sha",
+        "sglang-dynamo-git",
+        yaml.safe_load("{dynamo: {source: {sha: 0123456789abcdef0123456789abcdef01234567}}}"),
     ),
     ("roles.*.extra_args", "trtllm", yaml.safe_load("{roles: {agg: {extra_args: [--foo]}}}")),
     ("resources.gpu_type", "trtllm-disagg", yaml.safe_load("{resources: {gpu_type: gb200}}")),

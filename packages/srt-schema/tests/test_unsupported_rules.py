@@ -43,6 +43,11 @@ _ROLE_PUBLISH = (
     "flags (they are Dynamo worker flags); remove publish_metrics and publish_events_and_metrics, "
     "or use one top-level trtllm engine with the Dynamo frontend"
 )
+_BENCH_SWEEP = (
+    "benchmark.sweep is read by no runner (the reference ignores it too); remove it and put the "
+    "values in the top-level sweep: block (one job per combination, {name} placeholders in the "
+    "recipe)"
+)
 _ROLE_TRTLLM: dict[str, Any] = {
     "engine": None,
     "model": {"container": "img:1"},
@@ -210,6 +215,13 @@ def _refusals(fragment: dict[str, Any], base: dict[str, Any] = _MOCKER) -> list[
             ],
         ),
         (
+            {"benchmark": {"sweep": {"mode": "grid", "parameters": {"isl": [128, 256]}}}},
+            [
+                ("$.benchmark.sweep.mode", _BENCH_SWEEP),
+                ("$.benchmark.sweep.parameters", _BENCH_SWEEP),
+            ],
+        ),
+        (
             {"enable_config_dump": False},
             [
                 (
@@ -237,6 +249,7 @@ def test_a_field_with_an_effect_is_refused(
         {"observability": {"nsys": {"report_timeout_secs": 1800}}},
         {"observability": {"tachometer": {"binary_path": "tachometer-scraper"}}},
         {"enable_config_dump": True},
+        {"benchmark": {"sweep": {"mode": "zip", "parameters": {}}}},
         {"profiling": {"type": "torch", "aggregated": {"worker_index": 0}}},
         {
             "observability": {

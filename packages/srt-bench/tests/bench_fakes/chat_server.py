@@ -15,7 +15,9 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def chat_server(answers: dict[str, str]) -> Iterator[tuple[str, list[str]]]:
+def chat_server(
+    answers: dict[str, str], bodies: list[dict[str, object]] | None = None
+) -> Iterator[tuple[str, list[str]]]:
     prompts: list[str] = []
     loop = asyncio.new_event_loop()
     ready = threading.Event()
@@ -31,6 +33,8 @@ def chat_server(answers: dict[str, str]) -> Iterator[tuple[str, list[str]]]:
                         length = int(line.split(b":")[1])
                 body = json.loads(await reader.readexactly(length))
                 prompt = body["messages"][-1]["content"]
+                if bodies is not None:  # the whole request, for tests of sampling fields
+                    bodies.append(body)
                 prompts.append(prompt)
                 reply = next((v for k, v in answers.items() if k in prompt), "I don't know")
                 data = json.dumps(

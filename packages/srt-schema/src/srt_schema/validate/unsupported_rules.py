@@ -136,6 +136,16 @@ def _process_exporter_image(recipe: Recipe) -> Iterator[str]:
         yield "$.observability.tachometer.process_exporter.container_image"
 
 
+def _benchmark_sweep(recipe: Recipe) -> Iterator[str]:
+    sweep = recipe.benchmark.sweep
+    if sweep is None:
+        return
+    if sweep.mode != "zip":
+        yield "$.benchmark.sweep.mode"
+    if sweep.parameters:
+        yield "$.benchmark.sweep.parameters"
+
+
 _TELEMETRY = (
     "power telemetry (the telemetry: block) is not planned by srt yet: it would collect nothing, "
     "and enabling it drops the default DCGM exporter; remove the telemetry block (GPU metrics "
@@ -220,6 +230,13 @@ RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
         "a role-specific trtllm engine runs under frontend.type trtllm_serve, which takes no "
         "publish flags (they are Dynamo worker flags); remove publish_metrics and "
         "publish_events_and_metrics, or use one top-level trtllm engine with the Dynamo frontend",
+    ),
+    Unsupported(
+        "benchmark.sweep.mode, benchmark.sweep.parameters",
+        _benchmark_sweep,
+        "benchmark.sweep is read by no runner (the reference ignores it too); remove it and put "
+        "the values in the top-level sweep: block (one job per combination, {name} placeholders "
+        "in the recipe)",
     ),
     Unsupported(
         "observability.tachometer.process_exporter.container_image",
