@@ -13,7 +13,7 @@ from srt_schema.recipe import MockerBackend
 __all__ = ["build_mocker"]
 
 #: Flags srt sets itself; a role's copies are dropped.
-_OWNED = ("model-path", "model-name")
+_OWNED = ("model-name",)
 
 
 def build_mocker(engine: MockerBackend, request: WorkerRequest) -> EngineCommand:
