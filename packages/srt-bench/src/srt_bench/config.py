@@ -15,6 +15,7 @@ import msgspec
 
 from srt_bench.errors import BenchConfigError
 from srt_schema.recipe import BenchmarkConfig
+from srt_schema.registry import BENCHMARK_BOUNDS
 
 __all__ = [
     "DEFAULT_NUM_PROMPTS_MULT",
@@ -22,11 +23,23 @@ __all__ = [
     "DEFAULT_RANDOM_RANGE_RATIO",
     "WARMUP_REQUEST_RATE",
     "BenchRunConfig",
+    "check_in_range",
     "decode_run_config",
     "parse_concurrencies",
     "parse_request_rate",
     "read_run_config",
 ]
+
+
+def check_in_range(name: str, value: float | None) -> None:
+    """The range srtctl validate checks (srt_schema.registry.BENCHMARK_BOUNDS), kept here as a
+    defensive check of a hand-written run config."""
+    bound = BENCHMARK_BOUNDS[name]
+    if value is not None and not bound.allows(value):
+        raise BenchConfigError(
+            f"$.benchmark.{name}: {value} is out of range; {name} must be {bound.describe()}"
+        )
+
 
 DEFAULT_RANDOM_RANGE_RATIO = 0.8
 DEFAULT_NUM_PROMPTS_MULT = 10

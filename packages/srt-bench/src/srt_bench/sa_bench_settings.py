@@ -10,13 +10,13 @@ from srt_bench.config import (
     DEFAULT_NUM_WARMUP_MULT,
     DEFAULT_RANDOM_RANGE_RATIO,
     BenchRunConfig,
+    check_in_range,
     parse_concurrencies,
     parse_request_rate,
 )
 from srt_bench.errors import BenchConfigError
 from srt_bench.stats import Goodput
 from srt_schema.registry import (
-    BENCHMARK_BOUNDS,
     ROUTER_BENCH_FRONTEND,
     SA_BENCH_DATASETS,
     SaBenchDataset,
@@ -62,16 +62,6 @@ def result_dir_name(settings: SaBenchSettings) -> str:
         stem = settings.dataset_path.rstrip("/").rsplit("/", 1)[-1]
         return f"sa-bench_custom_{stem}"
     return f"sa-bench_isl_{settings.isl}_osl_{settings.osl}"
-
-
-def _in_range(name: str, value: float | None) -> None:
-    """The range srtctl validate checks (srt_schema.registry.BENCHMARK_BOUNDS), kept here as a
-    defensive check of a hand-written run config."""
-    bound = BENCHMARK_BOUNDS[name]
-    if value is not None and not bound.allows(value):
-        raise BenchConfigError(
-            f"$.benchmark.{name}: {value} is out of range; {name} must be {bound.describe()}"
-        )
 
 
 def _slow_down(config: BenchRunConfig) -> tuple[SlowDown | None, str | None]:
@@ -127,14 +117,14 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         raise BenchConfigError(
             "$.benchmark: sa-bench needs isl and osl (or dataset_name: custom with dataset_path)"
         )
-    _in_range("isl", b.isl)
-    _in_range("osl", b.osl)
+    check_in_range("isl", b.isl)
+    check_in_range("osl", b.osl)
     ratio = DEFAULT_RANDOM_RANGE_RATIO if b.random_range_ratio is None else b.random_range_ratio
-    _in_range("random_range_ratio", ratio)
+    check_in_range("random_range_ratio", ratio)
     prompts_mult = DEFAULT_NUM_PROMPTS_MULT if b.num_prompts_mult is None else b.num_prompts_mult
     warmup_mult = DEFAULT_NUM_WARMUP_MULT if b.num_warmup_mult is None else b.num_warmup_mult
-    _in_range("num_prompts_mult", prompts_mult)
-    _in_range("num_warmup_mult", warmup_mult)
+    check_in_range("num_prompts_mult", prompts_mult)
+    check_in_range("num_warmup_mult", warmup_mult)
     auto: Api = "chat" if b.use_chat_template else "completions"
     api: Api = auto if config.api == "auto" else config.api
     slow_down, ignored = _slow_down(config)

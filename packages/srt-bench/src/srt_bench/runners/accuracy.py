@@ -6,10 +6,9 @@ from pathlib import Path
 
 import msgspec
 
-from srt_bench.config import BenchRunConfig
+from srt_bench.config import BenchRunConfig, check_in_range
 from srt_bench.errors import BenchConfigError
 from srt_bench.plans import EvalName, EvalPlan
-from srt_schema.registry import BENCHMARK_BOUNDS
 
 __all__ = ["DATASET_FILES", "EVAL_DEFAULTS", "build_eval"]
 
@@ -41,16 +40,6 @@ DATASET_FILES: dict[EvalName, str] = {
 LONGBENCH_MAX_CONTEXT = 128000
 
 
-def _in_range(name: str, value: float | None) -> None:
-    """The range srtctl validate checks (srt_schema.registry.BENCHMARK_BOUNDS), kept here as a
-    defensive check of a hand-written run config."""
-    bound = BENCHMARK_BOUNDS[name]
-    if value is not None and not bound.allows(value):
-        raise BenchConfigError(
-            f"$.benchmark.{name}: {value} is out of range; {name} must be {bound.describe()}"
-        )
-
-
 def build_eval(config: BenchRunConfig, name: EvalName) -> EvalPlan:
     b = config.benchmark
     d = EVAL_DEFAULTS[name]
@@ -64,12 +53,12 @@ def build_eval(config: BenchRunConfig, name: EvalName) -> EvalPlan:
             f"benchmark.dataset_path or datasets_dir (holding {DATASET_FILES[name]}) in the run "
             "config (nothing is downloaded at run time)"
         )
-    _in_range("num_examples", b.num_examples)
-    _in_range("max_tokens", b.max_tokens)
-    _in_range("num_threads", b.num_threads)
-    _in_range("repeat", b.repeat)
-    _in_range("max_context_length", b.max_context_length)
-    _in_range("num_shots", b.num_shots)
+    check_in_range("num_examples", b.num_examples)
+    check_in_range("max_tokens", b.max_tokens)
+    check_in_range("num_threads", b.num_threads)
+    check_in_range("repeat", b.repeat)
+    check_in_range("max_context_length", b.max_context_length)
+    check_in_range("num_shots", b.num_shots)
     return EvalPlan(
         name=name,
         dataset_file=dataset,
