@@ -1,0 +1,412 @@
+"""Our own recipe fuzzer: seeded mutations of real recipes through the whole load and plan path.
+
+Every case is one mutation of a recipe from ``examples/`` or the public corpus (``$SRT_CORPUS``,
+default ``../shared/corpus``, v2 recipes): a leaf replaced by a hostile value (YAML dates, tags,
+huge or negative numbers, path traversal, long strings, self-referencing aliases), a key
+renamed, dropped or added, an alias bomb, deep nesting, or the text cut short. The case is loaded
+with ``srt_schema.load_recipe_text`` and every job it yields is planned with ``srt_planner``,
+the way ``srtctl dry-run`` does. The promise under test: a bad recipe is refused with a message
+that names where (``$.path``), never a traceback, a hang or unbounded memory.
+
+Cases run in a worker process with a memory limit; a case that takes longer than ``--hang``
+seconds kills the worker and counts as a hang. The script prints the counts and the first
+examples of every failure class:
+
+    uv run python benchmarks/fuzz_recipes.py [--cases 20000] [--seed 1] [--hang 5] [--mem-mib 2048]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import multiprocessing as mp
+import os
+import random
+import resource
+import sys
+import time
+import traceback
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+#: A message longer than this is a finding (a user should read the message, not scroll it).
+MAX_MESSAGE = 2048
+#: Jobs beyond this many nodes are not planned on simulated nodes (they should have been refused).
+MAX_PLANNED_NODES = 4096
+_MARK = "@@FUZZ@@"
+
+#: Raw YAML fragments put in place of a leaf value.
+HOSTILE_VALUES: tuple[str, ...] = (
+    "2024-01-01",
+    "2024-01-01T10:00:00Z",
+    "!!binary aGVsbG8=",
+    "!!set {a: null, b: null}",
+    "!!python/object/apply:os.system [ls]",
+    "!custom tag",
+    "!!int '12'",
+    "!!float '1.5'",
+    "!!str 5",
+    ".inf",
+    "-.inf",
+    ".nan",
+    "0x1F",
+    "1e400",
+    "-5",
+    "0",
+    "-1",
+    "1000000000000",
+    "9223372036854775808",
+    "99999999999999999999999999",
+    "0.5",
+    "''",
+    "null",
+    "~",
+    "[]",
+    "{}",
+    "[[[[[[[[[[[[1]]]]]]]]]]]]",
+    "'../../x'",
+    "'/etc/passwd'",
+    "'a/b'",
+    "'.hidden'",
+    "'{job_id}'",
+    "'{unknown_placeholder}'",
+    "'$HOME/x'",
+    "true",
+    "yes",
+    "on",
+    "'x" + "y" * 20000 + "'",
+    "[1, 'a', null, {}]",
+    "{1: a, 2: b}",
+    "&self [*self]",
+    "'\\u0000'",
+    "'é中文🙂'",
+)
+#: Keys added next to existing ones.
+HOSTILE_KEYS: tuple[str, ...] = ("schmea", "Schema", "1", "'../x'", "nodes", "wokers", "?")
+
+
+@dataclass(frozen=True)
+class Case:
+    index: int
+    source: str
+    mutation: str
+    text: str
+
+
+@dataclass
+class Result:
+    outcome: str
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class Report:
+    counts: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    slowest: float = 0.0
+
+    def add(self, case: Case, result: Result, keep: int = 3) -> None:
+        self.counts[result.outcome] += 1
+        self.slowest = max(self.slowest, result.seconds)
+        if result.outcome not in GOOD:
+            shown = self.examples.setdefault(result.outcome, [])
+            if len(shown) < keep:
+                shown.append(f"{case.source} [{case.mutation}]: {result.detail[:600]}")
+
+
+#: Outcomes that keep the promise.
+GOOD = frozenset({"loaded", "refused"})
+#: Findings (each one is a defect).
+FINDINGS = (
+    "traceback",
+    "hang",
+    "memory",
+    "error-without-path",
+    "message-over-2kB",
+    "accepted-absurd-size",
+)
+
+
+def corpus_root() -> Path:
+    return Path(os.environ.get("SRT_CORPUS", str(REPO.parent / "shared" / "corpus")))
+
+
+def read_sources() -> list[tuple[str, str]]:
+    """(label, text) of every example and v2 corpus recipe."""
+    out = [
+        (f"examples/{p.name}", p.read_text()) for p in sorted((REPO / "examples").glob("*.yaml"))
+    ]
+    v2 = corpus_root() / "v2"
+    if v2.is_dir():
+        out += [(f"corpus/{p.relative_to(v2)}", p.read_text()) for p in sorted(v2.rglob("*.yaml"))]
+    return out
+
+
+# ------------------------------------------------------------------ mutations
+
+
+def _leaves(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(node, dict):
+        if not node:
+            yield path
+        for key, value in node.items():
+            yield from _leaves(value, (*path, key))
+    elif isinstance(node, list):
+        if not node:
+            yield path
+        for i, value in enumerate(node):
+            yield from _leaves(value, (*path, i))
+    else:
+        yield path
+
+
+def _mappings(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(node, dict):
+        yield path
+        for key, value in node.items():
+            yield from _mappings(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _mappings(value, (*path, i))
+
+
+def _get(doc: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        doc = doc[part]
+    return doc
+
+
+def _set(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    _get(doc, path[:-1])[path[-1]] = value
+    return doc
+
+
+def _dump(doc: Any) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in path) or "$"
+
+
+def _alias_bomb(levels: int) -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, levels):
+        refs = ", ".join([f"*a{i - 1}"] * 10)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    return "\n".join(lines)
+
+
+def mutate(rng: random.Random, label: str, text: str, index: int) -> Case:
+    """One mutation of one recipe (deterministic for a given ``rng`` state)."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        doc = None
+    kind = rng.random()
+    if not isinstance(doc, dict) or kind < 0.06:
+        cut = rng.randrange(max(1, len(text)))
+        return Case(index, label, f"truncated at {cut}", text[:cut])
+    doc = copy.deepcopy(doc)
+    if kind < 0.62:
+        leaves = list(_leaves(doc))
+        path = rng.choice(leaves)
+        fragment = rng.choice(HOSTILE_VALUES)
+        marked = _dump(_set(doc, path, _MARK))
+        mutated = marked.replace(f"'{_MARK}'", fragment).replace(_MARK, fragment)
+        return Case(index, label, f"{_dotted(path)} = {fragment[:40]}", mutated)
+    if kind < 0.74:
+        leaves = [p for p in _leaves(doc) if p]
+        path = rng.choice(leaves)
+        parent = _get(doc, path[:-1])
+        if isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent.pop(path[-1])
+        return Case(index, label, f"drop {_dotted(path)}", _dump(doc))
+    if kind < 0.86:
+        path = rng.choice(list(_mappings(doc)))
+        key = rng.choice(HOSTILE_KEYS)
+        fragment = rng.choice(HOSTILE_VALUES)
+        target = _get(doc, path)
+        target[_MARK] = _MARK
+        mutated = _dump(doc).replace(f"{_MARK}: {_MARK}", f"{key}: {fragment}")
+        return Case(index, label, f"add {_dotted(path)}.{key} = {fragment[:30]}", mutated)
+    if kind < 0.92:
+        levels = rng.randrange(4, 10)
+        mappings = [p for p in _mappings(doc) if p]
+        path = rng.choice(mappings) if mappings else ()
+        bomb = _alias_bomb(levels).replace("\n", "\n  ")
+        marked = _dump(_set(doc, path, _MARK))
+        mutated = marked.replace(f"'{_MARK}'", "\n  " + bomb).replace(_MARK, "\n  " + bomb)
+        return Case(index, label, f"alias bomb 10^{levels} at {_dotted(path)}", mutated)
+    if kind < 0.96:
+        depth = rng.choice((50, 500, 5000, 50000))
+        path = rng.choice(list(_leaves(doc)))
+        marked = _dump(_set(doc, path, _MARK))
+        nested = "[" * depth + "1" + "]" * depth
+        mutated = marked.replace(f"'{_MARK}'", nested).replace(_MARK, nested)
+        return Case(index, label, f"nesting {depth} at {_dotted(path)}", mutated)
+    lines = text.splitlines()
+    if len(lines) > 1:
+        del lines[rng.randrange(len(lines))]
+    return Case(index, label, "line dropped", "\n".join(lines))
+
+
+def cases(count: int, seed: int, sources: list[tuple[str, str]]) -> Iterator[Case]:
+    rng = random.Random(seed)
+    for index in range(count):
+        label, text = sources[rng.randrange(len(sources))]
+        yield mutate(rng, label, text, index)
+
+
+# ------------------------------------------------------------------ one case
+
+
+def run_case(case: Case) -> Result:
+    """Load and plan one case in this process; classify what happened."""
+    from srt_planner import PlannerError, plan_allocation, plan_job
+    from srt_schema.cluster import ClusterConfig
+    from srt_schema.errors import RecipeError, SchemaError
+
+    cluster = ClusterConfig(default_account="acct", default_partition="batch")
+    start = time.perf_counter()
+
+    def done(outcome: str, detail: str = "") -> Result:
+        return Result(outcome, detail, time.perf_counter() - start)
+
+    try:
+        from srt_schema.load import load_recipe_text
+
+        jobs = load_recipe_text(case.text, file="fuzz.yaml", cluster=cluster)
+        for job in jobs:
+            request = plan_allocation(job.recipe, cluster, runner_name=None)
+            if request.nodes > MAX_PLANNED_NODES:
+                return done("accepted-absurd-size", f"{request.nodes} nodes accepted")
+            nodes = [f"node-{i:04d}" for i in range(1, request.nodes + 1)]
+            plan_job(job.recipe, cluster, nodes, "1234")
+    except RecipeError as exc:
+        for issue in exc.issues:
+            if not issue.path.startswith("$"):
+                return done("error-without-path", issue.render())
+            if len(issue.render()) > MAX_MESSAGE:
+                return done("message-over-2kB", f"{len(issue.render())} characters")
+        return done("refused")
+    except PlannerError as exc:
+        message = str(exc)
+        if len(message) > MAX_MESSAGE:
+            return done("message-over-2kB", f"{len(message)} characters")
+        if "$." not in message:
+            return done("error-without-path", message)
+        return done("refused")
+    except SchemaError as exc:
+        message = str(exc)
+        if len(message) > MAX_MESSAGE:
+            return done("message-over-2kB", f"{len(message)} characters")
+        return done("refused")
+    except MemoryError:
+        return done("memory", "MemoryError")
+    except RecursionError as exc:
+        return done("traceback", f"RecursionError: {exc}")
+    except Exception as exc:  # classifying every escape is the point
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
+        return done("traceback", f"{type(exc).__name__}: {str(exc)[:300]} at {where}")
+    return done("loaded")
+
+
+def _worker(conn: Connection, mem_mib: int) -> None:
+    limit = mem_mib * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    sys.setrecursionlimit(10_000)
+    while True:
+        case = conn.recv()
+        if case is None:
+            return
+        conn.send(run_case(case))
+
+
+class Runner:
+    """Cases in a worker process that is replaced when a case hangs or kills it."""
+
+    def __init__(self, hang: float, mem_mib: int) -> None:
+        self.hang, self.mem_mib = hang, mem_mib
+        self.ctx = mp.get_context("fork")
+        self._start()
+
+    def _start(self) -> None:
+        self.conn, child = self.ctx.Pipe()
+        self.proc = self.ctx.Process(target=_worker, args=(child, self.mem_mib), daemon=True)
+        self.proc.start()
+        child.close()
+
+    def _restart(self) -> None:
+        self.proc.kill()
+        self.proc.join()
+        self._start()
+
+    def run(self, case: Case) -> Result:
+        self.conn.send(case)
+        if not self.conn.poll(self.hang):
+            self._restart()
+            return Result("hang", f"no answer within {self.hang:g} s", self.hang)
+        try:
+            result: Result = self.conn.recv()
+        except EOFError:
+            code = self.proc.exitcode
+            self._restart()
+            return Result("memory", f"worker died (exit {code})")
+        return result
+
+    def close(self) -> None:
+        self.conn.send(None)
+        self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.kill()
+
+
+def fuzz(count: int, seed: int, *, hang: float = 5.0, mem_mib: int = 2048) -> Report:
+    sources = read_sources()
+    report = Report()
+    runner = Runner(hang, mem_mib)
+    try:
+        for case in cases(count, seed, sources):
+            report.add(case, runner.run(case))
+    finally:
+        runner.close()
+    return report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=20_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--hang", type=float, default=5.0, help="seconds before a case is a hang")
+    parser.add_argument("--mem-mib", type=int, default=2048, help="memory limit of the worker")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    report = fuzz(args.cases, args.seed, hang=args.hang, mem_mib=args.mem_mib)
+    elapsed = time.perf_counter() - started
+    print(f"cases: {sum(report.counts.values())} (seed {args.seed}) in {elapsed:.1f} s")
+    for outcome in ("loaded", "refused"):
+        print(f"  {outcome}: {report.counts[outcome]}")
+    for finding in FINDINGS:
+        print(f"  {finding}: {report.counts[finding]}")
+        for example in report.examples.get(finding, []):
+            print(f"      {example}")
+    print(f"slowest case: {report.slowest:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
