@@ -63,7 +63,7 @@ def test_role_that_does_not_fit(invoke: Invoke, data: Path) -> None:
     result = invoke("dry-run", "-f", str(recipe))
     assert result.exit_code == 3
     line = _one_error(result.stderr)
-    assert line.startswith(f"error: {recipe}: agg ")
+    assert line.startswith(f"error: {recipe}: $.roles.agg: agg ")
     assert "3 worker(s) x 2 GPU(s)" in line
     assert "raise roles.agg.nodes or lower roles.agg.workers" in line
 

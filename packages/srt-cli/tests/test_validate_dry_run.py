@@ -91,7 +91,7 @@ def test_planning_error_exits_3(invoke: Invoke, data: Path) -> None:
     result = invoke("validate", "-f", str(recipe), "--set", "roles.agg.gpus=8")
     assert result.exit_code == 3
     # the planner's wording is its own (tested there); the CLI names the file and adds nothing
-    assert result.stderr.startswith(f"error: {recipe}: agg ")
+    assert result.stderr.startswith(f"error: {recipe}: $.roles.agg: agg ")
     assert "8 GPU(s)" in result.stderr
     assert "raise roles.agg.nodes" in result.stderr
     assert len(result.stderr.splitlines()) == 1

@@ -117,7 +117,7 @@ def test_e4_overlap_is_rejected() -> None:
             8,
         )
     assert str(info.value) == (
-        "decode worker 0 does not fit: GPU 0 of n0 already belongs to prefill worker 0; colocated "
+        "$.roles.decode: decode worker 0 does not fit: GPU 0 of n0 already belongs to prefill worker 0; colocated "
         "roles must fit in the GPUs the earlier roles leave free (check roles.decode.gpus and "
         "roles.decode.workers)"
     )
@@ -134,7 +134,7 @@ def test_e4_running_out_of_nodes_is_a_planning_error() -> None:
             8,
         )
     assert str(info.value) == (
-        "decode worker 1 needs 2 GPU(s) but the 2 worker node(s) x 8 GPUs (n[0-1]) are used up by "
-        "the workers before it; raise roles.decode.nodes or lower roles.decode.workers / "
+        "$.roles.decode: decode worker 1 needs 2 GPU(s) but the 2 worker node(s) x 8 GPUs (n[0-1]) "
+        "are used up by the workers before it; raise roles.decode.nodes or lower roles.decode.workers / "
         "roles.decode.gpus"
     )

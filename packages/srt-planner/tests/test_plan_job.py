@@ -293,7 +293,7 @@ def test_too_few_nodes_names_the_role(make_recipe: RecipeFactory, cluster: Clust
             make_recipe(roles=E8_ROLES, resources={"gpus_per_node": 4}), cluster, "n[0-4]", "1"
         )
     assert str(info.value).startswith(
-        "decode worker 1 needs 8 GPU(s) but the 5 worker node(s) x 4 GPUs (n[0-4])"
+        "$.roles.decode: decode worker 1 needs 8 GPU(s) but the 5 worker node(s) x 4 GPUs (n[0-4])"
     )
 
 
@@ -327,7 +327,8 @@ def test_role_over_its_node_budget_is_named(
     with pytest.raises(PlanningError) as info:
         plan_job(make_recipe(roles=roles), cluster, "n[0-2]", "1")
     assert str(info.value) == (
-        "prefill does not fit: 2 worker(s) x 8 GPU(s) need more than the 1 node(s) x 8 GPUs of "
+        "$.roles.prefill: prefill does not fit: 2 worker(s) x 8 GPU(s) need more than the 1 node(s) "
+        "x 8 GPUs of "
         "roles.prefill.nodes; raise roles.prefill.nodes or lower roles.prefill.workers / .gpus"
     )
 

@@ -60,7 +60,8 @@ def _out_of_nodes(layout: RoleLayout, worker: int, nodes: Sequence[str], gpn: in
     role = layout.role
     listed = compress_hostlist(list(nodes)) if nodes else "none"
     return PlanningError(
-        f"{role} worker {worker} needs {layout.gpus_per_worker} GPU(s) but the {len(nodes)} "
+        f"$.roles.{role}: {role} worker {worker} needs {layout.gpus_per_worker} GPU(s) but the "
+        f"{len(nodes)} "
         f"worker node(s) x {gpn} GPUs ({listed}) are used up by the workers before it; "
         f"raise roles.{role}.nodes or lower roles.{role}.workers / roles.{role}.gpus"
     )
@@ -122,13 +123,15 @@ def _check_disjoint(endpoints: Sequence[Endpoint], gpn: int) -> None:
             for gpu in gpus:
                 if gpu >= gpn:
                     raise PlanningError(
-                        f"{endpoint.role} worker {endpoint.index} needs GPU {gpu} on {node} "
+                        f"$.roles.{endpoint.role}: {endpoint.role} worker {endpoint.index} "
+                        f"needs GPU {gpu} on {node} "
                         f"but nodes have {gpn} GPUs"
                     )
                 other = owner.get((node, gpu))
                 if other is not None:
                     raise PlanningError(
-                        f"{endpoint.role} worker {endpoint.index} does not fit: GPU {gpu} of "
+                        f"$.roles.{endpoint.role}: {endpoint.role} worker {endpoint.index} "
+                        f"does not fit: GPU {gpu} of "
                         f"{node} already belongs to {other.role} worker {other.index}; "
                         f"colocated roles must fit in the GPUs the earlier roles leave free "
                         f"(check roles.{endpoint.role}.gpus and roles.{endpoint.role}.workers)"

@@ -74,7 +74,8 @@ def _check_role_budgets(
             pack_endpoints([layout], nodes, gpn, spread_workers=spread)
         except PlanningError:
             raise PlanningError(
-                f"{role.name} does not fit: {role.workers} worker(s) x {role.gpus_per_worker} "
+                f"$.roles.{role.name}: {role.name} does not fit: {role.workers} worker(s) x "
+                f"{role.gpus_per_worker} "
                 f"GPU(s) need more than the {role.nodes} node(s) x {gpn} GPUs of "
                 f"roles.{role.name}.nodes; "
                 f"raise roles.{role.name}.nodes or lower roles.{role.name}.workers / .gpus"
