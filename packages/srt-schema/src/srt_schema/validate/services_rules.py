@@ -78,6 +78,14 @@ def _one(ctx: Context, i: int, svc: ServiceConfig) -> Iterator[Issue]:
             _path(i, "options"),
             f"unknown option(s) {', '.join(unknown)} for a {svc.type} service; allowed: {allowed}",
         )
+    payload = svc.options.get("max_payload_mb")
+    if payload is not None and (
+        isinstance(payload, bool) or not isinstance(payload, int) or not 1 <= payload <= 1024
+    ):
+        yield ctx.issue(
+            _path(i, "options.max_payload_mb"),
+            f"max_payload_mb must be a whole number of MiB from 1 to 1024, got {payload!r:.60}",
+        )
     if svc.source is not None:
         if svc.source.rev in MOVING_REFS:
             yield ctx.issue(
