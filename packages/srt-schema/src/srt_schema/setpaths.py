@@ -12,9 +12,10 @@ import json
 from typing import Any
 
 import msgspec
-import yaml
 
-from srt_schema.errors import SchemaError
+from srt_schema.errors import RecipeError, SchemaError
+from srt_schema.structural import join_path
+from srt_schema.yamlio import parse_yaml_value
 
 __all__ = [
     "OverrideSyntaxError",
@@ -105,21 +106,28 @@ def parse_path(text: str) -> tuple[Segment, ...]:
     return tuple(out)
 
 
-def _parse_value(raw: str) -> Any:
+def _parse_value(raw: str, path: tuple[Segment, ...]) -> Any:
+    """A ``--set`` value through the recipe loader's rules (plain data only, bounded); text
+    that does not parse as YAML stays text."""
     if raw == "":
         return ""
+    where = "$"
+    for seg in path:
+        where = join_path(where, seg)
     try:
-        value = yaml.safe_load(raw)
-    except yaml.YAMLError:
-        return raw
+        value = parse_yaml_value(raw, file="--set", path=where, on_syntax_error=lambda _: raw)
+    except RecipeError as exc:
+        first = exc.issues[0]
+        raise OverrideSyntaxError(f"--set {first.path}: {first.message}") from exc
     return raw if isinstance(value, dict) else value
 
 
 def parse_set(arg: str) -> PathOverride:
     key, sep, raw = arg.partition("=")
     if not sep:
-        raise OverrideSyntaxError(f"--set expects KEY=VALUE, got {arg!r}")
-    return PathOverride(path=parse_path(key), text=key, value=_parse_value(raw))
+        raise OverrideSyntaxError(f"--set expects KEY=VALUE, got {arg[:200]!r}")
+    path = parse_path(key)
+    return PathOverride(path=path, text=key, value=_parse_value(raw, path))
 
 
 def parse_unset(arg: str) -> PathOverride:

@@ -16,6 +16,7 @@ from itertools import pairwise
 from typing import Any
 
 from srt_schema.errors import MigrationError
+from srt_schema.yamlio import YAML_LIMITS, check_plain_yaml
 
 __all__ = [
     "Moved",
@@ -97,13 +98,28 @@ def mapping_indent(text: str) -> int:
 
 
 def load_document(text: str, file: str) -> tuple[Any, Any]:
-    """Parse ``text`` into a comment-preserving mapping; returns ``(yaml, document)``."""
+    """Parse ``text`` into a comment-preserving mapping; returns ``(yaml, document)``.
+
+    The recipe loader's limits and plain-data rules come first (ruamel would expand an alias
+    bomb, recurse on deep nesting and build dates), then ruamel reads the text.
+    """
+    issues = check_plain_yaml(text, file=file)
+    if issues:
+        raise MigrationError(
+            file,
+            "; ".join(f"{i.path}: {i.message}" if i.path != "$" else i.message for i in issues),
+        )
     yaml = _make_yaml(text, file)
     ry = _ruamel()
     try:
         document = yaml.load(text)
     except ry.constructor.DuplicateKeyError as exc:
         raise MigrationError(file, _duplicate_key_message(exc)) from exc
+    except RecursionError as exc:  # nesting libyaml refuses as a syntax error (over 1000 levels)
+        depth = YAML_LIMITS["depth"].maximum
+        raise MigrationError(
+            file, f"YAML nested too deeply to read (limit depth = {depth}); flatten the value"
+        ) from exc
     except ry.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise MigrationError(file, f"YAML does not parse: {first}{_where(exc)}") from exc
