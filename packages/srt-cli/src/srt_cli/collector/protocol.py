@@ -2,15 +2,23 @@
 
 Telemetry-bench-reporting.md §3.1 and §3.2. Every function here takes text or bytes and returns
 a frozen value or raises :class:`ApiError` (422 for a value that is not allowed, 400 for an
-upload ``file`` that would leave its folder) whose detail names the field, the bad value and
-what is allowed. Unknown body fields and query parameters are refused, not ignored: a typo must
-not be silently dropped.
+upload ``file`` that would leave its folder) whose detail names the field, the bad value (at
+most :data:`SHOWN_CHARS` characters of it) and what is allowed. Unknown body fields and query
+parameters are refused, not ignored: a typo must not be silently dropped.
+
+Hostile input is refused here, never left to crash a layer below: a body must be strict UTF-8
+JSON, at most :data:`MAX_DEPTH` containers deep (SQLite and the merge of ``metadata`` recurse),
+with finite numbers and no lone surrogates (SQLite cannot store them); an upload ``file`` is at
+most :data:`MAX_FILE_PARTS` components of at most :data:`MAX_NAME_BYTES` bytes, without control
+characters. The query parameters of every route are declared once (:data:`QUERY_PARAMS`), which
+is also what the request log may show (:mod:`~srt_cli.collector.redact`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,8 +33,14 @@ __all__ = [
     "JOB_STAGES",
     "JOB_STATUSES",
     "MAX_BODY",
+    "MAX_DEPTH",
     "MAX_EVENTS_LIMIT",
+    "MAX_FILE_BYTES",
+    "MAX_FILE_PARTS",
+    "MAX_NAME_BYTES",
     "MAX_PER_PAGE",
+    "QUERY_PARAMS",
+    "SHOWN_CHARS",
     "CaptureChunk",
     "CreateRequest",
     "EventsQuery",
@@ -40,6 +54,7 @@ __all__ = [
     "parse_list_query",
     "parse_log_query",
     "parse_update",
+    "shown",
 ]
 
 #: The status API's vocabulary, spelled once by the reporter's contract (srt_runtime.reporting).
@@ -49,10 +64,31 @@ JOB_STAGES: Final = get_args(JobStage)
 MAX_BODY: Final = 1024 * 1024
 MAX_PER_PAGE: Final = 100
 MAX_EVENTS_LIMIT: Final = 1000
+#: Deepest nesting of objects and arrays in a body (the reporters send 3 levels at most).
+MAX_DEPTH: Final = 32
+#: Limits of an upload ``file``: bytes in all (UTF-8), components, bytes per component (the
+#: longest name Linux file systems take).
+MAX_FILE_BYTES: Final = 1024
+MAX_FILE_PARTS: Final = 16
+MAX_NAME_BYTES: Final = 255
+#: At most this many characters of a bad value are echoed in an answer.
+SHOWN_CHARS: Final = 200
+
+#: The query parameters of every route that takes some (one table: parsing and the log use it).
+QUERY_PARAMS: Final = {
+    "list": ("page", "per_page", "status", "cluster"),
+    "job_events": ("after", "limit"),
+    "feed": ("after", "limit", "job_id"),
+    "logs": ("file", "offset", "final", "cluster"),
+    "captures": ("file", "offset", "total", "cluster"),
+}
 
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 _SEGMENT = re.compile(r"out-\d+\.parquet")
 _INT64 = 2**63
+#: More digits than this cannot be a count below 2**63 (and int() refuses 4300+ digits).
+_MAX_DIGITS = 19
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,6 +151,18 @@ class CaptureChunk:
     cluster: str | None
 
 
+def shown(value: str, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)``, cut to its first ``limit`` characters when longer (saying so)."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value)} characters)"
+
+
+def _shown_json(value: object) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
+
+
 def _invalid(detail: str) -> ApiError:
     return ApiError(422, detail)
 
@@ -127,20 +175,85 @@ def parse_job_id(raw: str, where: str = "job id") -> str:
     """A job id that is safe in a URL and as a folder name (Slurm ids, ``local-…`` ids)."""
     if not _JOB_ID.fullmatch(raw):
         raise _invalid(
-            f"{where} {raw!r} is not a job id: use 1-128 letters, digits, '.', '_', '+' or '-', "
-            "starting with a letter or digit"
+            f"{where} {shown(raw)} is not a job id: use 1-128 letters, digits, '.', '_', '+' "
+            "or '-', starting with a letter or digit"
         )
     return raw
 
 
+def _no_constant(name: str) -> object:
+    raise _invalid(f"the body has {name}, which is not JSON; send finite numbers")
+
+
 def _object(body: bytes) -> dict[str, Any]:
     try:
-        doc = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _invalid(
+            f"the body is not UTF-8 (byte {exc.start}: {exc.reason}); send a JSON object in UTF-8"
+        ) from exc
+    try:
+        doc = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
         raise _invalid(f"the body is not JSON: {exc}; send a JSON object") from exc
+    except RecursionError as exc:
+        raise _invalid(
+            f"the body is nested too deeply; at most {MAX_DEPTH} levels of objects and arrays"
+        ) from exc
+    except ValueError as exc:  # a number of more than 4300 digits
+        raise _invalid(f"the body is not usable JSON: {str(exc)[:SHOWN_CHARS]}") from exc
     if not isinstance(doc, dict):
         raise _invalid(f"the body is a JSON {type(doc).__name__}, not an object")
+    _check_plain(doc)
     return doc
+
+
+#: A place in a body: (the parent's trail, the key or index), built into ``$.a[0].b`` on error.
+_Trail = tuple["_Trail", str | int] | None
+
+
+def _where(trail: _Trail) -> str:
+    steps: list[str | int] = []
+    while trail is not None:
+        trail, step = trail
+        steps.append(step)
+    out = "$"
+    for step in reversed(steps):
+        out += f"[{step}]" if isinstance(step, int) else f".{step[:40]}"
+    return out
+
+
+def _check_text(value: str, trail: _Trail) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _invalid(
+            f"{_where(trail)}: a string holds a lone UTF-16 surrogate "
+            f"({value[exc.start]!r}); send valid Unicode"
+        ) from exc
+
+
+def _check_plain(doc: dict[str, Any]) -> None:
+    """No container deeper than MAX_DEPTH, no lone surrogate, no infinite number (iterative:
+    the body may be built to exhaust a recursion)."""
+    stack: list[tuple[object, int, _Trail]] = [(doc, 1, None)]
+    while stack:
+        value, depth, trail = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > MAX_DEPTH:
+                raise _invalid(
+                    f"{_where(trail)}: nested {depth} levels deep; at most {MAX_DEPTH} levels "
+                    "of objects and arrays"
+                )
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    _check_text(key, trail)
+                stack.append((item, depth + 1, (trail, key)))
+        elif isinstance(value, str):
+            _check_text(value, trail)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise _invalid(f"{_where(trail)}: {value} is not a JSON number; send finite numbers")
 
 
 def _check_fields(
@@ -148,7 +261,8 @@ def _check_fields(
 ) -> None:
     unknown = sorted(set(doc) - set(allowed))
     if unknown:
-        raise _invalid(f"$.{unknown[0]}: unknown field; allowed: {', '.join(allowed)}")
+        name = unknown[0] if len(unknown[0]) <= 80 else f"{unknown[0][:80]}..."
+        raise _invalid(f"$.{name}: unknown field; allowed: {', '.join(allowed)}")
     for name in required:
         if doc.get(name) is None:
             raise _invalid(f"$.{name}: required field is missing")
@@ -158,7 +272,7 @@ def _text(doc: Mapping[str, Any], name: str) -> str | None:
     value = doc.get(name)
     if value is None or isinstance(value, str):
         return value
-    raise _invalid(f"$.{name}: expected a string, got {json.dumps(value)}")
+    raise _invalid(f"$.{name}: expected a string, got {_shown_json(value)}")
 
 
 def _time(doc: Mapping[str, Any], name: str) -> str | None:
@@ -171,7 +285,7 @@ def _time(doc: Mapping[str, Any], name: str) -> str | None:
         stamp = None
     if stamp is None or stamp.tzinfo is None or "T" not in value:
         raise _invalid(
-            f"$.{name}: {value!r} is not an ISO-8601 time with a time zone "
+            f"$.{name}: {shown(value)} is not an ISO-8601 time with a time zone "
             "(e.g. 2026-11-29T15:12:09Z)"
         )
     return value
@@ -180,7 +294,7 @@ def _time(doc: Mapping[str, Any], name: str) -> str | None:
 def _choice(doc: Mapping[str, Any], name: str, values: tuple[str, ...]) -> str | None:
     value = _text(doc, name)
     if value is not None and value not in values:
-        raise _invalid(f"$.{name}: {value!r} is not allowed; {_one_of(values)}")
+        raise _invalid(f"$.{name}: {shown(value)} is not allowed; {_one_of(values)}")
     return value
 
 
@@ -188,7 +302,7 @@ def _mapping(doc: Mapping[str, Any], name: str) -> dict[str, Any] | None:
     value = doc.get(name)
     if value is None or isinstance(value, dict):
         return value
-    raise _invalid(f"$.{name}: expected a JSON object, got {json.dumps(value)[:80]}")
+    raise _invalid(f"$.{name}: expected a JSON object, got {_shown_json(value)}")
 
 
 def parse_create(body: bytes) -> CreateRequest:
@@ -236,11 +350,11 @@ def parse_update(body: bytes) -> UpdateRequest:
         or not isinstance(exit_code, int)
         or not -_INT64 <= exit_code < _INT64
     ):
-        raise _invalid(f"$.exit_code: expected an integer, got {json.dumps(exit_code)}")
+        raise _invalid(f"$.exit_code: expected an integer, got {_shown_json(exit_code)}")
     results = doc.get("benchmark_results")
     if results is not None and not isinstance(results, dict | list):
         raise _invalid(
-            f"$.benchmark_results: expected a JSON object or array, got {json.dumps(results)}"
+            f"$.benchmark_results: expected a JSON object or array, got {_shown_json(results)}"
         )
     return UpdateRequest(
         status=status,
@@ -262,11 +376,13 @@ def _params(query: str, allowed: tuple[str, ...]) -> dict[str, str]:
     unknown = sorted(set(parsed) - set(allowed))
     if unknown:
         raise _invalid(
-            f"unknown query parameter {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}"
+            f"unknown query parameter {shown(unknown[0])}; allowed: {', '.join(allowed) or 'none'}"
         )
     for name, values in parsed.items():
         if len(values) > 1:
-            raise _invalid(f"query parameter {name!r} is given {len(values)} times; give it once")
+            raise _invalid(
+                f"query parameter {shown(name)} is given {len(values)} times; give it once"
+            )
     return {name: values[0] for name, values in parsed.items()}
 
 
@@ -276,10 +392,11 @@ def _integer(params: Mapping[str, str], name: str, default: int | None, lo: int,
         if default is None:
             raise _invalid(f"query parameter {name!r} is required")
         return default
-    value = int(raw) if raw.isascii() and raw.isdigit() else None
+    digits = raw.isascii() and raw.isdigit() and len(raw) <= _MAX_DIGITS
+    value = int(raw) if digits else None
     if value is None or not lo <= value <= hi:
         upper = "" if hi >= _INT64 - 1 else f" to {hi}"
-        raise _invalid(f"query parameter {name}={raw!r}: expected an integer from {lo}{upper}")
+        raise _invalid(f"query parameter {name}={shown(raw)}: expected an integer from {lo}{upper}")
     return value
 
 
@@ -289,10 +406,12 @@ def _optional(params: Mapping[str, str], name: str) -> str | None:
 
 def parse_list_query(query: str) -> ListQuery:
     """``GET /api/jobs?page=1&per_page=50&status=&cluster=`` (per_page at most 100)."""
-    params = _params(query, ("page", "per_page", "status", "cluster"))
+    params = _params(query, QUERY_PARAMS["list"])
     status = _optional(params, "status")
     if status is not None and status not in JOB_STATUSES:
-        raise _invalid(f"query parameter status={status!r} is not allowed; {_one_of(JOB_STATUSES)}")
+        raise _invalid(
+            f"query parameter status={shown(status)} is not allowed; {_one_of(JOB_STATUSES)}"
+        )
     return ListQuery(
         page=_integer(params, "page", 1, 1, _INT64 - 1),
         per_page=_integer(params, "per_page", 50, 1, MAX_PER_PAGE),
@@ -303,7 +422,7 @@ def parse_list_query(query: str) -> ListQuery:
 
 def parse_events_query(query: str, *, feed: bool) -> EventsQuery:
     """``…/events?after=0&limit=100`` (limit at most 1000); the global feed also takes job_id."""
-    params = _params(query, ("after", "limit", "job_id") if feed else ("after", "limit"))
+    params = _params(query, QUERY_PARAMS["feed" if feed else "job_events"])
     job_id = _optional(params, "job_id")
     return EventsQuery(
         after=_integer(params, "after", 0, 0, _INT64 - 1),
@@ -319,19 +438,38 @@ def _relative(raw: str | None) -> str:
     parts = raw.split("/")
     if path.is_absolute() or ".." in parts:
         raise ApiError(
-            400, f"file={raw!r} must be a path relative to the job's log folder, without '..'"
+            400,
+            f"file={shown(raw)} must be a path relative to the job's log folder, without '..'",
         )
     if "\x00" in raw or any(part in ("", ".") for part in parts):
-        raise _invalid(f"file={raw!r} has an empty or '.' path component or a NUL byte")
+        raise _invalid(f"file={shown(raw)} has an empty or '.' path component or a NUL byte")
+    control = _CONTROL.search(raw)
+    if control is not None:
+        raise _invalid(
+            f"file={shown(raw)} has the control character {control.group()!r}; name files with "
+            "printable characters"
+        )
+    size = len(raw.encode("utf-8"))
+    longest = max(parts, key=lambda part: len(part.encode("utf-8")))
+    if len(parts) > MAX_FILE_PARTS or size > MAX_FILE_BYTES:
+        raise _invalid(
+            f"file={shown(raw)} is {len(parts)} components and {size} bytes long; at most "
+            f"{MAX_FILE_PARTS} components and {MAX_FILE_BYTES} bytes"
+        )
+    if len(longest.encode("utf-8")) > MAX_NAME_BYTES:
+        raise _invalid(
+            f"file={shown(raw)} has a component of {len(longest.encode('utf-8'))} bytes "
+            f"({shown(longest, 40)}); at most {MAX_NAME_BYTES} bytes per component"
+        )
     return raw
 
 
 def parse_log_query(query: str) -> LogChunk:
     """``POST /api/jobs/{id}/logs?file=<rel>&offset=<n>[&final=1][&cluster=]``."""
-    params = _params(query, ("file", "offset", "final", "cluster"))
+    params = _params(query, QUERY_PARAMS["logs"])
     final = params.get("final")
     if final not in (None, "0", "1"):
-        raise _invalid(f"query parameter final={final!r}: expected 1 (or 0)")
+        raise _invalid(f"query parameter final={shown(final)}: expected 1 (or 0)")
     return LogChunk(
         file=_relative(params.get("file")),
         offset=_integer(params, "offset", None, 0, _INT64 - 1),
@@ -342,10 +480,10 @@ def parse_log_query(query: str) -> LogChunk:
 
 def parse_capture_query(query: str) -> CaptureChunk:
     """``POST /api/jobs/{id}/captures?file=out-N.parquet&offset=<n>&total=<size>``."""
-    params = _params(query, ("file", "offset", "total", "cluster"))
+    params = _params(query, QUERY_PARAMS["captures"])
     name = _relative(params.get("file"))
     if not _SEGMENT.fullmatch(name):
-        raise ApiError(400, f"file={name!r} is not a capture segment name (out-<N>.parquet)")
+        raise ApiError(400, f"file={shown(name)} is not a capture segment name (out-<N>.parquet)")
     offset = _integer(params, "offset", None, 0, _INT64 - 1)
     total = _integer(params, "total", None, 0, _INT64 - 1)
     if offset > total:

@@ -3,7 +3,9 @@
 :func:`handle` takes a parsed :class:`Request` (already authorised, body already read within the
 size limit) and the stores, and returns a :class:`Response`; it never touches a socket. HEAD is
 answered like GET (the server leaves the body out). A path no route matches is 404; a route
-asked with a method it does not serve is 405 with ``Allow``.
+asked with a method it does not serve is 405 with ``Allow``. A body sent with a
+``Content-Type`` other than the route's (:data:`BODY_TYPES`; a JSON body must be UTF-8) is 415;
+a body without one is taken as the route's type.
 
 ==========  ===============================  =================================================
 method      path                             answer
@@ -38,12 +40,21 @@ from srt_cli.collector.protocol import (
     parse_list_query,
     parse_log_query,
     parse_update,
+    shown,
 )
 from srt_cli.collector.store import StatusStore
 from srt_cli.collector.ui import INDEX_HTML
 from srt_cli.collector.uploads import UploadStore
 
-__all__ = ["App", "Request", "Response", "error_response", "handle", "json_response"]
+__all__ = [
+    "BODY_TYPES",
+    "App",
+    "Request",
+    "Response",
+    "error_response",
+    "handle",
+    "json_response",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,6 +63,8 @@ class Request:
     path: str
     query: str = ""
     body: bytes = b""
+    #: The request's ``Content-Type`` header, if it had one.
+    content_type: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,6 +193,36 @@ def _captures(app: App, request: Request, job_id: str) -> Response:
     return json_response(200, {"job_id": job_id, "next_offset": end, "complete": complete})
 
 
+#: The media type of the body each route reads (the other routes read none).
+BODY_TYPES: dict[Handler, str] = {
+    _create: "application/json",
+    _put: "application/json",
+    _logs: "application/octet-stream",
+    _captures: "application/octet-stream",
+}
+_UTF8 = ("utf-8", "utf8")
+
+
+def _check_media(route: Handler, request: Request) -> None:
+    """:class:`ApiError` 415 for a body the route cannot read as its media type."""
+    wanted = BODY_TYPES.get(route)
+    if wanted is None or request.content_type is None:
+        return
+    media, *params = request.content_type.split(";")
+    charsets = [
+        value.strip().strip('"').lower()
+        for key, _, value in (param.partition("=") for param in params)
+        if key.strip().lower() == "charset"
+    ]
+    json_charset_ok = wanted != "application/json" or all(c in _UTF8 for c in charsets)
+    if media.strip().lower() != wanted or not json_charset_ok:
+        raise ApiError(
+            415,
+            f"Content-Type {shown(request.content_type, 80)} is not read on {request.method} "
+            f"{request.path}; send {wanted}" + (" (UTF-8)" if wanted == "application/json" else ""),
+        )
+
+
 #: path template -> {method: handler}; ``{id}`` is a job id.
 _ROUTES: tuple[tuple[tuple[str, ...], dict[str, Handler]], ...] = (
     ((), {"GET": _index}),
@@ -217,7 +260,7 @@ def handle(request: Request, app: App) -> Response:
     try:
         matched = _match(request.path)
         if matched is None:
-            raise ApiError(404, f"no route {request.path!r}; the routes are listed at GET /")
+            raise ApiError(404, f"no route {shown(request.path)}; the routes are listed at GET /")
         methods, job_id = matched
         route = methods.get(method)
         if route is None:
@@ -229,6 +272,7 @@ def handle(request: Request, app: App) -> Response:
             )
         if job_id:
             parse_job_id(job_id)
+        _check_media(route, request)
         return route(app, request, job_id)
     except ApiError as error:
         return error_response(error)

@@ -1,22 +1,33 @@
 """The collector's HTTP server: standard-library ``ThreadingHTTPServer`` around the route table.
 
-Per request, in this order: CORS preflight (OPTIONS) is answered without a token; then the
-bearer token is checked (except for reads of ``/`` and ``/api/health``), before anything of the
-body is read and before routing, so an unauthenticated caller learns nothing about routes or
-jobs; then ``Content-Length`` is checked (above 1 MiB is 413 without reading the body; a chunked
-body is 411); then the body is read and routed. GET and HEAD answers carry CORS headers for the
-allowed origins. Every request is reported through ``log`` (one line), never printed.
+Per request, in this order: a query string that carries a credential is refused (400; tokens
+go in ``Authorization``); CORS preflight (OPTIONS) is answered without a token; then the bearer
+token is checked (except for reads of ``/`` and ``/api/health``), before anything of the body is
+read and before routing, so an unauthenticated caller learns nothing about routes or jobs; then
+``Content-Length`` is checked (above 1 MiB is 413 without reading the body; a chunked body is
+411; a repeated one with different values, or one that is not a plain byte count, is 400); then
+the body is read and routed. GET and HEAD answers carry CORS headers for the allowed origins.
+
+A request the standard library's parser refuses (a bad request line, headers too long or too
+many, an unknown method, HTTP/0.9 or 2.0) gets the same JSON ``{"detail": ...}`` answer, always
+a 4xx: an unknown method is 405 with ``Allow`` (not 501), an unsupported version 400 (not 505).
+A 5xx means a bug or a broken disk, never a bad request.
+
+Every request is reported through ``log`` (one line), never printed; every line is rendered by
+:func:`~srt_cli.collector.redact.render_log_line` first, so no token reaches the log.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import errno
+import json
 import socket
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from socketserver import TCPServer
@@ -26,7 +37,8 @@ from urllib.parse import urlsplit
 from srt_cli.collector.auth import Tokens, check_request, check_startup, needs_auth
 from srt_cli.collector.cors import check_origins, cors_headers, preflight_headers
 from srt_cli.collector.errors import ApiError, CollectorStartError
-from srt_cli.collector.protocol import MAX_BODY
+from srt_cli.collector.protocol import MAX_BODY, shown
+from srt_cli.collector.redact import check_query, render_log_line
 from srt_cli.collector.routes import App, Request, Response, error_response, handle
 from srt_cli.collector.store import StatusStore
 from srt_cli.collector.uploads import UploadStore, uploads_root
@@ -43,6 +55,39 @@ IDLE_TIMEOUT: Final = 30.0
 #: connection reset.
 _DRAIN_LIMIT: Final = 8 * MAX_BODY
 _DRAIN_TIMEOUT: Final = 1.0
+#: The methods the collector serves (each has a ``do_<METHOD>``); the ``Allow`` of a 405.
+SERVED_METHODS: Final = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
+#: What the standard library's parser would answer with a 5xx, answered with a 4xx instead:
+#: both are the client's request, not a fault of the server.
+_PARSER_STATUS: Final[dict[int, HTTPStatus]] = {
+    HTTPStatus.NOT_IMPLEMENTED: HTTPStatus.METHOD_NOT_ALLOWED,
+    HTTPStatus.HTTP_VERSION_NOT_SUPPORTED: HTTPStatus.BAD_REQUEST,
+}
+#: A byte count of more digits than this is above MAX_BODY anyway (and int() refuses 4300+).
+_MAX_LENGTH_DIGITS: Final = 18
+
+
+def _byte_count(values: list[str]) -> int | None:
+    """The one byte count in ``Content-Length`` values, or None when there is none."""
+    if not values:
+        return None
+    counts = {value.strip() for value in values}
+    if len(counts) > 1:
+        given = ", ".join(shown(value, 40) for value in values[:4])
+        raise ApiError(
+            400,
+            f"Content-Length is given {len(values)} times with different values ({given}); "
+            "send it once",
+        )
+    raw = counts.pop()
+    if not (raw.isascii() and raw.isdigit()):
+        raise ApiError(400, f"Content-Length {shown(raw, 40)} is not a byte count")
+    if len(raw) > _MAX_LENGTH_DIGITS:
+        raise ApiError(
+            413,
+            f"Content-Length has {len(raw)} digits; the collector accepts at most {MAX_BODY} bytes",
+        )
+    return int(raw)
 
 
 def _no_log(line: str) -> None:
@@ -75,8 +120,13 @@ class _HTTPServer(ThreadingHTTPServer):
     ) -> None:
         self.address_family = family
         self.settings = settings
-        self.log = log
+        self._log = log
+        self.secrets = (settings.tokens.write, settings.tokens.read)
         super().__init__((settings.host, settings.port), _Handler)
+
+    def log(self, line: str) -> None:
+        """Report one line, rendered so that it shows no token (the only way lines leave)."""
+        self._log(render_log_line(line, self.secrets))
 
     def handle_error(self, request: object, client_address: object) -> None:
         # socketserver would print a traceback to stderr (a client that went away mid-answer).
@@ -108,6 +158,52 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         self.server.log(f"{self.client_address[0]} {format % args}")
 
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        if self.request_version == "HTTP/0.9":
+            self.send_error(HTTPStatus.BAD_REQUEST, "HTTP/0.9 is not served; use HTTP/1.1")
+            return False
+        # The parser takes a line without ':' as the start of the body, and keeps folded lines.
+        if self.headers.defects or any("\n" in value for value in self.headers.values()):
+            self.send_error(
+                HTTPStatus.BAD_REQUEST,
+                "a header line is malformed (no ':', a space in a name, or a folded line); "
+                "send one 'Name: value' per line",
+            )
+            return False
+        return True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's refusals (bad request line, headers, method, version) as
+        the collector's own JSON answers, always 4xx."""
+        status = HTTPStatus(_PARSER_STATUS.get(code, code))
+        detail = message or status.phrase
+        if code == HTTPStatus.NOT_IMPLEMENTED:
+            detail = f"{shown(self.command or '', 40)} is not served; allowed: " + ", ".join(
+                SERVED_METHODS
+            )
+        elif code == HTTPStatus.HTTP_VERSION_NOT_SUPPORTED:
+            detail = f"{detail}; use HTTP/1.1"
+        detail = detail if len(detail) <= 300 else f"{detail[:300]}..."
+        if self.request_version == "HTTP/0.9":
+            self.request_version = "HTTP/1.1"  # so the answer has a status line and headers
+        self.log_error("code %d, message %s", status, detail)
+        body = json.dumps({"detail": detail}).encode()
+        self.send_response(status)
+        if status == HTTPStatus.METHOD_NOT_ALLOWED:
+            self.send_header("Allow", ", ".join(SERVED_METHODS))
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        # The rest of the request is unread: read and drop a bounded amount so the client
+        # sees this answer instead of a connection reset.
+        self.wfile.flush()
+        self._drain(_DRAIN_LIMIT)
+
     # One dispatcher for every method: auth, size and routing rules do not depend on it.
     def do_GET(self) -> None:
         self._dispatch()
@@ -132,29 +228,39 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> None:
         settings = self.server.settings
-        parts = urlsplit(self.path)
         origin = self.headers.get("Origin")
         self._body_read = False
+        path = self.path.partition("?")[0]
         try:
+            try:
+                parts = urlsplit(self.path)
+            except ValueError as exc:
+                raise ApiError(
+                    400, f"the request target {shown(self.path)} is not a URL: {exc}"
+                ) from exc
+            path = parts.path
+            check_query(parts.query, self.server.secrets)
             if self.command == "OPTIONS":
                 headers = preflight_headers(
                     settings.cors_origins, origin, self.headers.get("Access-Control-Request-Method")
                 )
                 response = Response(status=204, body=b"", headers=headers)
             else:
-                if needs_auth(self.command, parts.path):
+                if needs_auth(self.command, path):
                     check_request(settings.tokens, self.command, self.headers.get("Authorization"))
                 body = self._read_body()
                 request = Request(
-                    method=self.command, path=parts.path, query=parts.query, body=body
+                    method=self.command,
+                    path=path,
+                    query=parts.query,
+                    body=body,
+                    content_type=self.headers.get("Content-Type"),
                 )
                 response = handle(request, self.server.app)
         except ApiError as error:
             response = error_response(error)
         except Exception as exc:  # a bug or a broken disk: answer 500, report it, keep serving
-            self.server.log(
-                f"error: {self.command} {parts.path} failed: {type(exc).__name__}: {exc}"
-            )
+            self.server.log(f"error: {self.command} {path} failed: {type(exc).__name__}: {exc}")
             response = error_response(ApiError(500, f"internal error: {type(exc).__name__}"))
         if self.command in ("GET", "HEAD"):
             extra = cors_headers(settings.cors_origins, self.command, origin)
@@ -179,20 +285,20 @@ class _Handler(BaseHTTPRequestHandler):
             return 0
         if self.headers.get("Transfer-Encoding"):
             return _DRAIN_LIMIT
-        raw = (self.headers.get("Content-Length") or "0").strip()
-        return int(raw) if raw.isdigit() else _DRAIN_LIMIT
+        try:
+            length = _byte_count(self.headers.get_all("Content-Length") or [])
+        except ApiError:
+            return _DRAIN_LIMIT  # its length is not known: the connection cannot be reused
+        return length or 0
 
     def _read_body(self) -> bytes:
         """The body within the size limit, or :class:`ApiError` (411, 400, 413)."""
         if self.headers.get("Transfer-Encoding"):
             raise ApiError(411, "send the body with a Content-Length (chunked bodies are refused)")
-        raw = self.headers.get("Content-Length")
-        if raw is None:
+        length = _byte_count(self.headers.get_all("Content-Length") or [])
+        if length is None:
             self._body_read = True
             return b""
-        length = int(raw) if raw.strip().isdigit() else -1
-        if length < 0:
-            raise ApiError(400, f"Content-Length {raw!r} is not a byte count")
         if length > MAX_BODY:
             raise ApiError(
                 413,

@@ -32,6 +32,7 @@ from srt_cli.collector.protocol import CreateRequest, ListQuery, UpdateRequest
 __all__ = ["SCHEMA_VERSION", "StatusStore", "stamp"]
 
 SCHEMA_VERSION: Final = 1
+_SQLITE_MAX: Final = 2**63 - 1
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -353,7 +354,8 @@ class StatusStore:
             where.append("cluster = ?")
             args.append(query.cluster)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
-        offset = (query.page - 1) * query.per_page
+        # A page far past the end is empty; SQLite's OFFSET cannot hold more than 2**63 - 1.
+        offset = min((query.page - 1) * query.per_page, _SQLITE_MAX)
         with self._read() as db:
             total = db.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]
             rows = db.execute(

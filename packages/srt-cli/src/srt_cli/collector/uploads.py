@@ -10,6 +10,7 @@ and is refused with 409 naming the offset to resend from.
 
 from __future__ import annotations
 
+import errno
 import shutil
 import stat
 import threading
@@ -77,6 +78,15 @@ class UploadStore:
                     409,
                     f"{kind} file {file!r} of job {job_id} clashes with a stored file or folder "
                     "of the same name",
+                ) from exc
+            except OSError as exc:
+                if exc.errno != errno.ENAMETOOLONG:
+                    raise  # a broken or full disk: the server's fault, answered 500
+                # protocol.py bounds names; a root deep in the file system can still overflow.
+                raise ApiError(
+                    422,
+                    f"{kind} file {file[:200]!r} of job {job_id} makes a path too long for the "
+                    "collector's disk; use a shorter name",
                 ) from exc
 
     def size(self, job_id: str, kind: UploadKind, file: str) -> int:
