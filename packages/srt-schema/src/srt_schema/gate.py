@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
-from srt_schema.errors import Issue
+from srt_schema.errors import Issue, show_value
+from srt_schema.structural import join_path
 
-__all__ = ["CURRENT_SCHEMA", "V1_ONLY_KEYS", "check_schema_version"]
+__all__ = [
+    "CURRENT_SCHEMA",
+    "V1_ONLY_KEYS",
+    "check_schema_version",
+    "schema_key_typo",
+    "schema_typo_issue",
+]
 
 CURRENT_SCHEMA = 2
 
@@ -41,13 +49,42 @@ def _present(doc: dict[str, Any], dotted: str) -> bool:
     return True
 
 
-def check_schema_version(doc: dict[str, Any], *, file: str) -> list[Issue]:
-    """Issues that stop a document from loading as schema 2 (empty when it may proceed)."""
+def schema_key_typo(doc: dict[str, Any]) -> str | None:
+    """A top-level key that is a misspelling of ``schema`` (``schmea``, ``Schema``), if any."""
+    for key in doc:
+        if not isinstance(key, str) or key == "schema":
+            continue
+        folded = key.strip().lower()
+        if folded == "schema" or difflib.get_close_matches(folded, ["schema"], cutoff=0.8):
+            return key
+    return None
+
+
+def schema_typo_issue(key: str, file: str, path: str = "$") -> Issue:
+    """The issue for ``key``, a misspelling of ``schema`` in the mapping at ``path``."""
+    return Issue(
+        file=file,
+        path=join_path(path, key),
+        message=(
+            f"unknown key {show_value(key)}; did you mean `schema`? Write `schema: 2` "
+            "(the key is lower case)"
+        ),
+    )
+
+
+def check_schema_version(doc: dict[str, Any], *, file: str, path: str = "$") -> list[Issue]:
+    """Issues that stop a document from loading as schema 2 (empty when it may proceed).
+
+    ``path`` is where ``doc`` sits in its file (``$.base`` for an override file's base).
+    """
     if "schema" not in doc:
+        typo = schema_key_typo(doc)
+        if typo is not None:
+            return [schema_typo_issue(typo, file, path)]
         return [
             Issue(
                 file=file,
-                path="$",
+                path=path,
                 message=(
                     "recipe has no `schema:` key, which marks the pre-2.0 (v1) layout; schema 1 "
                     f"recipes no longer load. Declare `schema: 2` or {_migrate_hint(file)}"
@@ -59,10 +96,10 @@ def check_schema_version(doc: dict[str, Any], *, file: str) -> list[Issue]:
         return [
             Issue(
                 file=file,
-                path="$.schema",
+                path=f"{path}.schema",
                 message=(
-                    f"schema {version!r} is not supported; this srtctl loads schema 2 only. "
-                    f"For an older recipe, {_migrate_hint(file)}"
+                    f"schema {show_value(version)} is not supported; this srtctl loads schema 2 "
+                    f"only. For an older recipe, {_migrate_hint(file)}"
                 ),
             )
         ]
@@ -71,7 +108,7 @@ def check_schema_version(doc: dict[str, Any], *, file: str) -> list[Issue]:
         return [
             Issue(
                 file=file,
-                path="$." + found[0],
+                path=f"{path}.{found[0]}",
                 message=(
                     f"recipe uses the pre-2.0 (v1) layout: {', '.join(found)}. These keys no "
                     f"longer load; {_migrate_hint(file)}"

@@ -9,6 +9,8 @@ RecipeError; nothing is printed.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,15 +19,16 @@ import msgspec
 from srt_schema.cluster import ClusterConfig
 from srt_schema.clusterconfig import apply_cluster_defaults
 from srt_schema.errors import Issue, RecipeError
-from srt_schema.gate import check_schema_version
+from srt_schema.gate import check_schema_version, schema_key_typo
 from srt_schema.normalize import normalize_engines
-from srt_schema.overrides import expand_variants, is_override_file
+from srt_schema.overrides import Variant, check_layout, expand_variants, is_override_file
 from srt_schema.recipe import Recipe
 from srt_schema.schemas import load_schema
 from srt_schema.setpaths import PathOverride, apply_overrides
 from srt_schema.structural import check_document
 from srt_schema.sweep import expand_sweep
 from srt_schema.validate import validate_recipe
+from srt_schema.validate.names_rules import raw_name_issues
 from srt_schema.yamlio import parse_yaml
 
 __all__ = ["LoadedJob", "dump_recipe", "load_recipe_document", "load_recipe_text", "recipe_from"]
@@ -62,6 +65,10 @@ def recipe_from(doc: dict[str, Any], *, file: str) -> Recipe:
     schema = load_schema("recipe")
     issues.extend(check_document(schema, _recipe_node(), normalized, file=file))
     if issues:
+        # The cross-field rules need a typed recipe; the checks that read the raw document
+        # still run, so a type error does not hide an unsafe name.
+        seen = {issue.path for issue in issues}
+        issues.extend(i for i in raw_name_issues(normalized, file=file) if i.path not in seen)
         raise RecipeError(issues)
     try:
         recipe = msgspec.convert(normalized, Recipe)
@@ -187,11 +194,26 @@ def _load_jobs(
         return tuple(
             _load_flow(doc, label=file, variant=None, cluster=cluster, force_sweep=force_sweep)
         )
-    if "schema" not in doc and "schema" not in doc.get("base", {}):
-        raise RecipeError(check_schema_version({}, file=file))
+    layout = check_layout(doc, file)
+    if layout:
+        raise RecipeError(layout)
+    base: dict[str, Any] = doc["base"]
+    if "schema" not in doc and "schema" not in base:
+        typo = schema_key_typo(doc)
+        raise RecipeError(
+            check_schema_version(doc, file=file)
+            if typo is not None
+            else check_schema_version(base, file=file, path="$.base")
+        )
+    # An unsafe base name makes every derived variant name (`<base>_<suffix>`) unsafe: said once.
+    base_name = [
+        Issue(file=file, path="$.base.name", message=issue.message)
+        for issue in raw_name_issues({"name": base.get("name")}, file=file)
+    ]
     jobs: list[LoadedJob] = []
-    errors: list[Issue] = []
-    for variant in expand_variants(doc, file=file, selector=selector):
+    failed: list[tuple[Variant, tuple[Issue, ...]]] = []
+    variants = expand_variants(doc, file=file, selector=selector)
+    for variant in variants:
         try:
             jobs.extend(
                 _load_flow(
@@ -203,12 +225,94 @@ def _load_jobs(
                 )
             )
         except RecipeError as exc:
-            errors.extend(exc.issues)
-    if errors:
-        raise RecipeError(errors)
+            failed.append((variant, exc.issues))
+    if failed:
+        # An issue every variant has, at a path no variant sets, is the base's: said once.
+        common = set.intersection(*({(i.path, i.message) for i in found} for _, found in failed))
+        if len(failed) < len(variants):
+            common = set()
+        errors = [
+            _where(issue, doc, variant, file, base_name)
+            if (issue.path, issue.message) in common or issue.path == "$.name"
+            else issue
+            for variant, found in failed
+            for issue in found
+        ]
+        raise RecipeError(dict.fromkeys(errors))
     if not jobs:
         raise RecipeError.single(file, "$", "the override file defines no variants")
     return tuple(jobs)
+
+
+_SEGMENT = re.compile(r'\.([A-Za-z0-9_-]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+
+
+def _segments(path: str) -> tuple[str | int, ...] | None:
+    """``$.a[2]["b.c"]`` -> ``("a", 2, "b.c")`` (None for a path not in that form)."""
+    if not path.startswith("$"):
+        return None
+    out: list[str | int] = []
+    at = 1
+    while at < len(path):
+        match = _SEGMENT.match(path, at)
+        if match is None:
+            return None
+        key, index, quoted = match.groups()
+        out.append(
+            key if key is not None else int(index) if index is not None else json.loads(quoted)
+        )
+        at = match.end()
+    return tuple(out)
+
+
+def _holds(node: Any, path: tuple[str | int, ...]) -> bool:
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return False
+        elif not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _touches(section: Any, path: tuple[str | int, ...]) -> bool:
+    """Whether an override section sets (or deletes) ``path`` or a mapping above it."""
+    node = section
+    for part in path:
+        if not isinstance(node, dict):
+            return True  # the section replaces this whole value
+        if part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _where(
+    issue: Issue, doc: dict[str, Any], variant: Variant, file: str, base_name: list[Issue]
+) -> Issue:
+    """An issue of one variant, or the same issue of the file's ``base`` when it comes from there.
+
+    An issue is the base's when the variant's section does not set its path and the base holds
+    the path (or, for a missing key, the mapping it is missing from): then every variant would
+    report it, so it is reported once, at ``$.base.<path>`` of the file.
+    """
+    path = _segments(issue.path)
+    if not path:
+        return issue
+    if path[0] == "schema" and "schema" in doc:
+        return Issue(file=file, path=issue.path, message=issue.message)
+    if variant.selector == "base":
+        section: Any = {}
+    else:
+        section = doc[variant.selector.split("[", 1)[0]]
+        if path == ("name",) and "name" not in section:
+            # the variant's name is derived from the base's (``<base>_<suffix>``)
+            return base_name[0] if base_name else issue
+    base = doc["base"]
+    if _touches(section, path) or not (_holds(base, path) or _holds(base, path[:-1])):
+        return issue
+    return Issue(file=file, path="$.base" + issue.path[1:], message=issue.message)
 
 
 def load_recipe_text(

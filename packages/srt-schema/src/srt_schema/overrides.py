@@ -14,10 +14,13 @@ from typing import Any
 
 import msgspec
 
-from srt_schema.errors import Issue, RecipeError
+from srt_schema.errors import Issue, RecipeError, clip, show_value
+from srt_schema.gate import schema_key_typo, schema_typo_issue
+from srt_schema.structural import join_path
 
 __all__ = [
     "Variant",
+    "check_layout",
     "check_selector",
     "deep_merge",
     "expand_variants",
@@ -46,7 +49,7 @@ def check_selector(selector: str, *, file: str) -> None:
         raise RecipeError.single(
             file,
             "$",
-            f"invalid selector {selector!r}; use 'base', 'override_<name>', "
+            f"invalid selector {show_value(selector)}; use 'base', 'override_<name>', "
             "'zip_override_<name>', 'zip_override_<name>[N]', or a glob such as '*mtp*'",
         )
 
@@ -64,26 +67,35 @@ def deep_merge(base: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _check_layout(doc: dict[str, Any], file: str) -> list[Issue]:
+def check_layout(doc: dict[str, Any], file: str) -> list[Issue]:
+    """Every top-level key of an override file that is not where it belongs."""
     issues: list[Issue] = []
     for key, value in doc.items():
         if key in ("schema", "base"):
             continue
-        if not isinstance(key, str) or not _OVERRIDE_KEY.match(key):
+        path = join_path("$", key if isinstance(key, str) else str(key))
+        shown = f"`{clip(key)}`" if isinstance(key, str) else show_value(key)
+        if isinstance(key, str) and schema_key_typo({key: value}) is not None:
+            issues.append(schema_typo_issue(key, file))
+        elif not isinstance(key, str) or not _OVERRIDE_KEY.match(key):
             issues.append(
                 Issue(
                     file=file,
-                    path=f"$.{key}",
+                    path=path,
                     message=(
                         "an override file holds only `schema`, `base`, `override_<name>` and "
-                        f"`zip_override_<group>` at the top level; move `{key}` under `base`"
+                        f"`zip_override_<group>` at the top level; move {shown} under `base`"
                     ),
                 )
             )
         elif not isinstance(value, dict):
-            issues.append(Issue(file=file, path=f"$.{key}", message="must be a mapping"))
-    if not isinstance(doc.get("base"), dict):
-        issues.append(Issue(file=file, path="$.base", message="must be a mapping (the recipe)"))
+            issues.append(Issue(file=file, path=path, message="must be a mapping"))
+    base = doc.get("base")
+    if not isinstance(base, dict):
+        got = "a list" if isinstance(base, list) else show_value(base)
+        issues.append(
+            Issue(file=file, path="$.base", message=f"must be a mapping (the recipe), got {got}")
+        )
     return issues
 
 
@@ -167,7 +179,7 @@ def _with_schema(doc: dict[str, Any], variant: Variant) -> Variant:
 
 def expand_variants(doc: dict[str, Any], *, file: str, selector: str | None) -> list[Variant]:
     """The variants an override file yields for ``selector`` (None: every override)."""
-    issues = _check_layout(doc, file)
+    issues = check_layout(doc, file)
     if issues:
         raise RecipeError(issues)
     overrides = sorted(k for k in doc if k.startswith("override_"))
@@ -187,7 +199,7 @@ def expand_variants(doc: dict[str, Any], *, file: str, selector: str | None) -> 
         if not keys:
             available = ", ".join(sorted(overrides + zips)) or "(none)"
             raise RecipeError.single(
-                file, "$", f"no variants match {selector!r}; available: {available}"
+                file, "$", f"no variants match {show_value(selector)}; available: {available}"
             )
         chosen = []
         for key in keys:
@@ -209,14 +221,14 @@ def _select_one(
         if key not in zips:
             groups = ", ".join(f"{z}[i]" for z in zips) or "(none)"
             raise RecipeError.single(
-                file, "$", f"{key!r} not found; available zip groups: {groups}"
+                file, "$", f"{show_value(key)} not found; available zip groups: {groups}"
             )
         variants = _zip_variants(doc, key, file)
         if position >= len(variants):
             raise RecipeError.single(
                 file,
                 f"$.{key}",
-                f"index [{position}] is out of range for {key!r} "
+                f"index [{position}] is out of range for {show_value(key)} "
                 f"(it has {len(variants)} variants, valid: 0-{len(variants) - 1})",
             )
         return [variants[position]]
@@ -225,12 +237,13 @@ def _select_one(
             raise RecipeError.single(
                 file,
                 "$",
-                f"{selector!r} not found; available zip groups: {', '.join(zips) or '(none)'}",
+                f"{show_value(selector)} not found; available zip groups: "
+                f"{', '.join(zips) or '(none)'}",
             )
         return _zip_variants(doc, selector, file)
     if selector not in overrides:
         available = ", ".join(overrides + [f"{z}[i]" for z in zips]) or "(none)"
         raise RecipeError.single(
-            file, "$", f"override {selector!r} not found; available: {available}"
+            file, "$", f"override {show_value(selector)} not found; available: {available}"
         )
     return [_override_variant(doc, selector)]

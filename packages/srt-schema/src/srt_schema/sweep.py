@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 from typing import Any
 
 import msgspec
@@ -30,6 +31,16 @@ class SweepPoint(msgspec.Struct, frozen=True, kw_only=True):
 
 def has_sweep(doc: dict[str, Any]) -> bool:
     return "sweep" in doc
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _name_part(value: Any) -> str:
+    """A sweep value as part of a job name: ``str(value)`` (the reference's spelling) with every
+    run of characters that are not safe in a file name made one ``-`` (``[4, 8]`` -> ``4-8``)."""
+    text = "-".join(map(str, value)) if isinstance(value, list) else str(value)
+    return _UNSAFE.sub("-", text).strip("-")
 
 
 def _text(value: Any) -> str:
@@ -101,6 +112,8 @@ def expand_sweep(doc: dict[str, Any], *, file: str) -> list[SweepPoint]:
         params = dict(zip(keys, combo, strict=True))
         whole: list[Path] = []
         job = _typed(_substitute(body, params, (), whole), whole)
-        job["name"] = base_name + "".join(f"_{k}{v}" for k, v in params.items())
+        job["name"] = base_name + "".join(
+            f"_{_name_part(k)}{_name_part(v)}" for k, v in params.items()
+        )
         points.append(SweepPoint(params=params, document=job))
     return points

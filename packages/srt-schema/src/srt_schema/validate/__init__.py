@@ -14,6 +14,7 @@ from srt_schema.validate import (
     benchmark_rules,
     dynamo_rules,
     frontend_rules,
+    names_rules,
     observe_rules,
     roles_rules,
     served_rules,
@@ -33,6 +34,7 @@ RULES: tuple[Rule, ...] = (
     *services_rules.RULES,
     *benchmark_rules.RULES,
     *unsupported_rules.RULES,
+    *names_rules.RULES,
 )
 
 
