@@ -26,6 +26,7 @@ from srt_runtime.run import run_job
 from srt_runtime.srun import SrunLauncher
 from srt_runtime.status import FileStatusSink
 from srt_runtime.supervisor import Supervisor
+from srt_runtime.watchdog import Watchdog, start_watchdog
 
 _FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
@@ -89,8 +90,12 @@ def main(argv: list[str] | None = None) -> int:
         logger.warning("%s", snapshot.warning)
     clock = SystemClock()
     launcher: Launcher
+    watchdog: Watchdog | None = None
     if plan.launcher == "local":
-        launcher = LocalLauncher(log_dir, nodes=plan.nodes)
+        local = LocalLauncher(log_dir, nodes=plan.nodes, claims=plan.processes)
+        # Kills every process of the job if this supervisor dies, SIGKILL included.
+        watchdog = start_watchdog(local.record, local.token)
+        launcher = local
     else:
         python = sys.executable if plan.container_runtime == "none" else None
         launcher = SrunLauncher(log_dir, job_id=plan.job_id, nodes=plan.nodes, python=python)
@@ -119,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         job_id=plan.job_id,
         job_dir=job_dir,
         environ=os.environ,
-        local=FileStatusSink(job_dir, plan.job_id, clock),
+        local=FileStatusSink(job_dir, plan.job_id, clock, pid=os.getpid()),
         wall=clock.wall,
         cluster=job.cluster_name if job is not None else None,
         started_metadata=started,
@@ -142,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         session.close(5.0)
+        if watchdog is not None:
+            watchdog.close()
     # The diagnosis of a failed run is logged last, so it ends both stdout and the sweep log.
     return result.exit_code
 

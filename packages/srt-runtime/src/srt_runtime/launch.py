@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
 
 from srt_planner.plan import ProcessSpec
 from srt_runtime.errors import LaunchError
+from srt_runtime.ports import check_ports_free
+from srt_runtime.watchdog import MARKER_VARIABLE, RECORD_NAME, record_process
 
 __all__ = [
     "Handle",
@@ -137,6 +140,12 @@ class LocalLauncher:
 
     Every node of the plan maps to this host; the plan keeps ports distinct. ``python`` is the
     interpreter of container runtime ``none`` (default: the one running this code).
+
+    Nothing outlives the job (``srt_runtime.watchdog``): every process leads its own group, is
+    appended to :attr:`record` (``<log_dir>/local_processes.jsonl``) as it starts, and carries
+    ``SRT_LOCAL_JOB=<token>``; the supervisor's watchdog kills them all if it dies. ``claims``
+    (the plan's processes) are checked before the first start: every port they bind must be free
+    on this host, else the start raises LaunchError naming the port and its holder.
     """
 
     def __init__(
@@ -146,20 +155,30 @@ class LocalLauncher:
         nodes: tuple[str, ...] = ("localhost",),
         python: str = sys.executable,
         base_env: Mapping[str, str] | None = None,
+        claims: Iterable[ProcessSpec] = (),
     ) -> None:
         self._log_dir = log_dir
         self._nodes = nodes
         self._python = python
         self._base_env = dict(os.environ if base_env is None else base_env)
+        self._claims: tuple[ProcessSpec, ...] | None = tuple(claims)
+        #: The job marker every started process (and its descendants) carries.
+        self.token = secrets.token_hex(16)
+        #: The process record the watchdog reads (one JSON line per started process).
+        self.record = log_dir / RECORD_NAME
 
     def nodes(self) -> tuple[str, ...]:
         return self._nodes
 
     def start(self, spec: ProcessSpec) -> LocalHandle:
+        if self._claims is not None:
+            claims, self._claims = self._claims, None
+            check_ports_free(claims)
         log_path = resolve_log_path(self._log_dir, spec.log_file)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         argv = build_local_argv(spec.argv, self._python, spec.preamble)
         env = build_env(self._base_env, spec.env, self._python)
+        env[MARKER_VARIABLE] = self.token
         try:
             with log_path.open("ab") as log:
                 popen = subprocess.Popen(
@@ -176,4 +195,6 @@ class LocalLauncher:
                 f"cannot start process {spec.name!r} on {spec.nodes[0]}: {argv[0]!r}: "
                 f"{exc.strerror}; check the program exists in the environment of {self._python}"
             ) from exc
+        self.record.parent.mkdir(parents=True, exist_ok=True)
+        record_process(self.record, spec.name, popen.pid)
         return LocalHandle(popen)

@@ -131,6 +131,7 @@ def run_health_gate(sup: Supervisor, sink: StatusSink) -> None:
         return
     sink.emit("health", "running", f"waiting for {sup.plan.health.url}")
     wait_healthy(sup, sup.plan.health)
+    sup.check_gate_owner()
 
 
 def run_identity_check(sup: Supervisor, job_dir: Path) -> Verification | None:

@@ -41,6 +41,9 @@ class StatusEvent(msgspec.Struct, frozen=True, kw_only=True):
     message: str = ""
     exit_code: int | None = None
     at: str
+    #: The supervisor's pid (``python -m srt_runtime`` records it), so ``srtctl status`` can tell
+    #: a run whose supervisor died (``running`` for ever) from one that is running.
+    pid: int | None = None
 
 
 class StatusSink(Protocol):
@@ -52,12 +55,14 @@ class StatusSink(Protocol):
 
 
 class FileStatusSink:
-    """Writes ``status.json`` and appends to ``status_events.jsonl`` under ``job_dir``."""
+    """Writes ``status.json`` and appends to ``status_events.jsonl`` under ``job_dir``; ``pid``
+    (the supervisor's) goes into every event."""
 
-    def __init__(self, job_dir: Path, job_id: str, clock: Clock) -> None:
+    def __init__(self, job_dir: Path, job_id: str, clock: Clock, *, pid: int | None = None) -> None:
         self._job_dir = job_dir
         self._job_id = job_id
         self._clock = clock
+        self._pid = pid
         self.events: list[StatusEvent] = []
 
     def emit(
@@ -70,6 +75,7 @@ class FileStatusSink:
             message=message,
             exit_code=exit_code,
             at=iso_utc(self._clock.wall()),
+            pid=self._pid,
         )
         self.events.append(event)
         line = msgspec.json.encode(event) + b"\n"

@@ -11,6 +11,7 @@ import logging
 import signal
 from collections.abc import Callable
 from pathlib import Path
+from typing import assert_never
 
 import msgspec
 
@@ -22,6 +23,7 @@ from srt_runtime.events import EventQueue, FatalLine, ProcessExited, watch_exit
 from srt_runtime.files import iso_utc
 from srt_runtime.launch import Launcher, resolve_log_path
 from srt_runtime.logscan import LogScanner, LogTailer
+from srt_runtime.ports import check_port_owner
 from srt_runtime.probe_check import check_probe
 from srt_runtime.process import Endpoint, Proc, is_oneshot
 from srt_runtime.restart import RestartBook, RestartEvent, backoff_for, decide
@@ -367,6 +369,22 @@ class Supervisor:
                 )
             else:
                 ep.next_probe = now + probe.interval_seconds
+
+    def check_gate_owner(self) -> None:
+        """After the health gate: it talked to this job (HealthGateError if not).
+
+        Local launcher: the gate's port must be held by one of this job's live process groups
+        (each local process leads its group). Slurm: the port is on a node of this job's own
+        allocation, so there is nothing to check from here.
+        """
+        match self.plan.launcher:
+            case "slurm":
+                return
+            case "local":
+                groups = {p.handle.pid for p in self.procs if not p.done.is_set()}
+                check_port_owner(self.plan.health.url, groups)
+            case _:
+                assert_never(self.plan.launcher)
 
     def latest(self, base_name: str) -> Proc:
         """The most recent launch of the planned process ``base_name``."""
