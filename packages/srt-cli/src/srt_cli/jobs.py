@@ -37,6 +37,7 @@ __all__ = [
     "JobRef",
     "SlurmLookup",
     "SlurmRow",
+    "build_dead_note",
     "build_results",
     "build_summary",
     "count_ready_workers",
@@ -408,6 +409,8 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
     if name is None and row is not None:
         name = row.name
     live = exists and not is_final(status)
+    supervisors = find_supervisors(job_dir) if ref.kind == "local" and live else None
+    dead = build_dead_note(status, read_recorded_pid(job_dir), supervisors) if live else None
     return {
         "job_id": ref.job_id,
         "kind": ref.kind,
@@ -415,11 +418,12 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         "exists": exists,
         "job_name": name,
         "stage": status.stage if status is not None else None,
-        "status": status.status if status is not None else None,
-        "message": status.message if status is not None else "",
+        # "dead": status.json says running, but its recorded supervisor is gone (SIGKILL, OOM).
+        "status": "dead" if dead else (status.status if status is not None else None),
+        "message": dead or (status.message if status is not None else ""),
         "exit_code": status.exit_code if status is not None else None,
         "updated_at": status.at if status is not None else None,
-        "ended": is_final(status),
+        "ended": is_final(status) or dead is not None,
         "workers": workers,
         "benchmark": build_benchmark_phase(plan, status, seen, rollup is not None),
         "benchmark_progress": _bench_progress(job_dir / "logs", plan) if exists else None,
@@ -431,8 +435,22 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         "slurm_note": slurm.note if slurm is not None else None,
         "metadata": metadata,
         # A local run that has not ended: its supervisor's pids here ([] = none runs here).
-        "supervisor": find_supervisors(job_dir) if ref.kind == "local" and live else None,
+        "supervisor": supervisors,
     }
+
+
+def build_dead_note(
+    status: StatusEvent | None, recorded: int | None, supervisors: list[int] | None
+) -> str | None:
+    """For a local run whose status is not final: why it is dead (its recorded supervisor pid
+    is not among the live ``supervisors`` of the job), or None (alive, or not known)."""
+    if status is None or recorded is None or supervisors is None or recorded in supervisors:
+        return None
+    return (
+        f"supervisor {recorded} gone: the job ended during stage {status.stage} without a final "
+        "status (its supervisor was killed); its watchdog kills what the job started "
+        "(logs/local_processes.jsonl)"
+    )
 
 
 # -- a local run's supervisor (this machine's /proc) ---------------------------------------

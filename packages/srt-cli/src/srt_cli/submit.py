@@ -5,9 +5,13 @@ foreground on this machine (the local launcher). The only subprocesses srt-cli s
 from __future__ import annotations
 
 import shlex
+import signal
 import subprocess
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from srt_cli.errors import SlurmError
 
@@ -53,12 +57,39 @@ def submit_sbatch(
     return parse_job_id(done.stdout)
 
 
+#: Signals that stop a local job: forwarded to the runtime, which cleans up and ends.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _forward_stop_signals(child: subprocess.Popen[str]) -> Iterator[None]:
+    """While the runtime runs, SIGINT/SIGTERM/SIGHUP to srtctl go to the runtime instead of
+    ending srtctl (which would leave the job running): it stops the job in tiers, writes the
+    final status (``cancelled``) and exits, and srtctl returns after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set in the main thread
+        return
+
+    def _forward(signum: int, _frame: FrameType | None) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, _forward) for sig in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run_local(
     job_dir: Path, *, python: str, environ: Mapping[str, str], show: Callable[[str], None]
 ) -> int:
     """Run ``python -m srt_runtime run --job-dir DIR --plan DIR/plan.json`` in the foreground.
 
-    Its output (stdout and stderr, merged) is passed line by line to ``show`` as it comes.
+    Its output (stdout and stderr, merged) is passed line by line to ``show`` as it comes. A
+    SIGINT/SIGTERM/SIGHUP meanwhile is forwarded to the runtime, which stops the job through its
+    normal cleanup; this returns once the runtime has exited (its exit code: 1).
     """
     command = [
         python,
@@ -82,7 +113,8 @@ def run_local(
     except OSError as exc:
         raise SlurmError(f"could not run `{shlex.join(command)}`: {exc}") from exc
     assert child.stdout is not None
-    with child:
+    with child, _forward_stop_signals(child):
         for line in child.stdout:
             show(line.rstrip("\n"))
+        child.wait()
     return child.returncode

@@ -1,0 +1,224 @@
+"""A local job leaves nothing running, whatever ends it: real ``srtctl apply --local`` runs of the
+quickstart as a manual (serve-only) recipe, the real Dynamo frontend and mocker workers.
+
+- SIGTERM to ``srtctl apply --local``: the runtime stops the job through its tiered cleanup, and
+  apply returns only after it (status ``cancelled``, no process left, every port free).
+- A second local job while the first runs is refused before it starts anything, naming the port
+  and the first job's process holding it.
+- SIGKILL of the first job's supervisor: within 5 s nothing of the job runs, and ``srtctl status``
+  says the job is dead (its supervisor gone) instead of ``running`` for ever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cli_testkit import Invoke
+
+from srt_runtime.ports import find_listeners
+from srt_runtime.watchdog import RECORD_NAME, read_record
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[3]
+SRTCTL = [sys.executable, "-c", "from srt_cli.main import main; main()"]
+MARKER = "SRT_LIFECYCLE_TEST_MARKER"
+
+
+def _status(job_dir: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads((job_dir / "status.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+    assert isinstance(doc, dict)
+    return doc
+
+
+def _marked(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose environment carries ``MARKER=marker``."""
+    needle = f"{MARKER}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _wait_for(check: Any, what: str, timeout: float, child: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if child.poll() is not None:
+            out, _ = child.communicate()
+            raise AssertionError(f"srtctl apply ended (exit {child.returncode}) before {what}:\n"
+                                 f"{out[-3000:]}")  # fmt: skip
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def manual_recipe(tmp_path: Path) -> Path:
+    """examples/quickstart.yaml with ``benchmark.type: manual``: it serves until stopped."""
+    doc = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    doc["model"]["path"] = str(ROOT / "examples" / "models" / "tiny-word")
+    doc["benchmark"] = {"type": "manual"}
+    path = tmp_path / "manual.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """Every process of the run inherits this marker; none may outlive the test."""
+    value = uuid.uuid4().hex
+    yield value
+    for pid in _marked(value):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+class Apply:
+    """``srtctl apply --local`` of a recipe in the background, into ``out``."""
+
+    def __init__(self, recipe: Path, out: Path, marker: str) -> None:
+        self.out = out
+        self.child = subprocess.Popen(
+            [*SRTCTL, "apply", "--local", "-f", str(recipe), "-o", str(out)],
+            env={**os.environ, MARKER: marker},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def serving(self) -> Path:
+        """Wait until the job serves (after its health gate); its job folder."""
+        out, child = self.out, self.child
+        _wait_for(lambda: out.is_dir() and any(out.iterdir()), "the job folder", 60, child)
+        (job_dir,) = [p for p in out.iterdir() if p.is_dir()]
+        _wait_for(lambda: _status(job_dir).get("stage") == "serving", "stage serving", 240, child)
+        return job_dir
+
+    def stop(self) -> None:
+        if self.child.poll() is None:
+            self.child.kill()
+        self.child.communicate(timeout=60)
+
+
+def _plan_ports(job_dir: Path) -> set[int]:
+    plan = json.loads((job_dir / "plan.json").read_text())
+    return {port for proc in plan["processes"] for port in proc.get("ports", {}).values()}
+
+
+def _listening(ports: set[int]) -> set[int]:
+    return {listener.port for listener in find_listeners(ports)}
+
+
+def test_sigterm_to_apply_local_stops_the_job_before_it_returns(
+    manual_recipe: Path, marker: str, tmp_path: Path
+) -> None:
+    run = Apply(manual_recipe, tmp_path / "out", marker)
+    try:
+        job_dir = run.serving()
+        ports = _plan_ports(job_dir)
+        assert {7500, 8000} <= _listening(ports)  # a worker and the frontend hold their ports
+        supervisor = _status(job_dir)["pid"]
+
+        os.kill(run.child.pid, signal.SIGTERM)
+        output, _ = run.child.communicate(timeout=120)
+
+        # Nothing is left the moment apply returns: no process, no port, no supervisor.
+        assert _marked(marker) == [], "processes of the job left running"
+        assert _listening(ports) == set()
+        assert (
+            not Path(f"/proc/{supervisor}").exists()
+            or "Z" in (Path(f"/proc/{supervisor}/stat").read_text().rsplit(")", 1)[1].split()[0])
+        )
+        final = _status(job_dir)
+        assert (final["stage"], final["status"], final["exit_code"]) == ("cleanup", "cancelled", 1)
+        assert final["message"] == "stopped: received SIGTERM during stage serving"
+        assert "Received SIGTERM, initiating cleanup..." in output
+        assert f"job {job_dir.name} failed with exit code 1: {job_dir}" in output
+        assert run.child.returncode != 0
+    finally:
+        run.stop()
+
+
+def test_a_second_job_is_refused_and_a_killed_supervisor_leaves_nothing(
+    invoke: Invoke, manual_recipe: Path, marker: str, tmp_path: Path
+) -> None:
+    first = Apply(manual_recipe, tmp_path / "first", marker)
+    try:
+        job_dir = first.serving()
+        job_id = job_dir.name
+        record = read_record(job_dir / "logs" / RECORD_NAME)
+        worker = next(int(str(e["pid"])) for e in record if e["name"] == "agg_0_node-01")
+        ports = _plan_ports(job_dir)
+
+        second = subprocess.run(
+            [*SRTCTL, "apply", "--local", "-f", str(manual_recipe), "-o", str(tmp_path / "second")],
+            env={**os.environ, MARKER: marker},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert second.returncode != 0, second.stdout[-3000:]
+        (refused,) = [p for p in (tmp_path / "second").iterdir() if p.is_dir()]
+        status = _status(refused)
+        assert (status["stage"], status["status"], status["exit_code"]) == ("cleanup", "failed", 1)
+        # The lowest busy port first (the first worker's system port), then the others.
+        assert status["message"].startswith(
+            f"port 7500 (agg_0_node-01 sys) is held by pid {worker} (`"
+        ), status["message"]
+        assert "; port 7501 (agg_1_node-01 sys) is held by pid " in status["message"]
+        assert (
+            "the plan's ports must be free on this host before a local job starts"
+            in (status["message"])
+        )
+        assert status["message"] in second.stdout
+        assert not (refused / "logs" / RECORD_NAME).exists()  # it started nothing
+        # ... and the first job still serves.
+        assert (_status(job_dir)["stage"], first.child.poll()) == ("serving", None)
+
+        supervisor = _status(job_dir)["pid"]
+        os.kill(supervisor, signal.SIGKILL)
+        killed = time.monotonic()
+        first.child.communicate(timeout=60)
+        while _marked(marker) and time.monotonic() - killed < 5.0:
+            time.sleep(0.05)
+        assert _marked(marker) == [], "processes of the job outlived its supervisor by 5 s"
+        assert _listening(ports) == set()
+
+        summary = json.loads(
+            invoke("status", job_id, "-o", str(tmp_path / "first"), "--json").stdout
+        )
+        assert (summary["stage"], summary["status"], summary["ended"]) == ("serving", "dead", True)
+        assert summary["message"] == (
+            f"supervisor {supervisor} gone: the job ended during stage serving without a final "
+            "status (its supervisor was killed); its watchdog kills what the job started "
+            "(logs/local_processes.jsonl)"
+        )
+        text = invoke("status", job_id, "-o", str(tmp_path / "first")).stdout
+        assert f"  stage:      serving (dead) at {summary['updated_at']}: supervisor " in text
+    finally:
+        first.stop()
