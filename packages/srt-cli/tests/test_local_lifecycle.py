@@ -27,10 +27,9 @@ import pytest
 import yaml
 from cli_testkit import Invoke
 
+from srt_runtime import FileStatusSink, SystemClock
 from srt_runtime.ports import find_listeners
 from srt_runtime.watchdog import RECORD_NAME, read_record
-
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
 SRTCTL = [sys.executable, "-c", "from srt_cli.main import main; main()"]
@@ -133,8 +132,10 @@ def _listening(ports: set[int]) -> set[int]:
     return {listener.port for listener in find_listeners(ports)}
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_sigterm_to_apply_local_stops_the_job_before_it_returns(
-    manual_recipe: Path, marker: str, tmp_path: Path
+    manual_recipe: Path, marker: str, tmp_path: Path, sig: signal.Signals
 ) -> None:
     run = Apply(manual_recipe, tmp_path / "out", marker)
     try:
@@ -143,7 +144,7 @@ def test_sigterm_to_apply_local_stops_the_job_before_it_returns(
         assert {7500, 8000} <= _listening(ports)  # a worker and the frontend hold their ports
         supervisor = _status(job_dir)["pid"]
 
-        os.kill(run.child.pid, signal.SIGTERM)
+        os.kill(run.child.pid, sig)
         output, _ = run.child.communicate(timeout=120)
 
         # Nothing is left the moment apply returns: no process, no port, no supervisor.
@@ -155,14 +156,15 @@ def test_sigterm_to_apply_local_stops_the_job_before_it_returns(
         )
         final = _status(job_dir)
         assert (final["stage"], final["status"], final["exit_code"]) == ("cleanup", "cancelled", 1)
-        assert final["message"] == "stopped: received SIGTERM during stage serving"
-        assert "Received SIGTERM, initiating cleanup..." in output
+        assert final["message"] == f"stopped: received {sig.name} during stage serving"
+        assert f"Received {sig.name}, initiating cleanup..." in output
         assert f"job {job_dir.name} failed with exit code 1: {job_dir}" in output
         assert run.child.returncode != 0
     finally:
         run.stop()
 
 
+@pytest.mark.slow
 def test_a_second_job_is_refused_and_a_killed_supervisor_leaves_nothing(
     invoke: Invoke, manual_recipe: Path, marker: str, tmp_path: Path
 ) -> None:
@@ -222,3 +224,22 @@ def test_a_second_job_is_refused_and_a_killed_supervisor_leaves_nothing(
         assert f"  stage:      serving (dead) at {summary['updated_at']}: supervisor " in text
     finally:
         first.stop()
+
+
+def test_status_tells_a_dead_supervisor_from_a_live_one(invoke: Invoke) -> None:
+    """status.json says running: with a recorded pid that is gone, or is not this job's
+    supervisor (a recycled pid), the job is dead; without a pid (an older runtime) it is not."""
+    job = "local-20261129T150000Z"
+    job_dir = Path.cwd() / "outputs" / job
+    job_dir.mkdir(parents=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    for pid, expected in ((gone.pid, "dead"), (os.getpid(), "dead"), (None, "running")):
+        FileStatusSink(job_dir, job, SystemClock(), pid=pid).emit("workers", "running")
+        summary = json.loads(invoke("status", job, "--json").stdout)
+        assert (summary["status"], summary["ended"]) == (expected, expected == "dead"), pid
+        if expected == "dead":
+            assert summary["message"].startswith(
+                f"supervisor {pid} gone: the job ended during stage workers without a final "
+            )
+            assert "  stage:      workers (dead) at " in invoke("status", job).stdout
