@@ -1,14 +1,65 @@
-"""The one-screen diagnosis of a failed run: what died first, where, why, and its log."""
+"""The one-screen diagnosis of a failed run: what died first, where, why, and its log.
+
+The block is at most :data:`MAX_LINES` lines of at most about :data:`LINE_CHARS` characters,
+whatever the log holds: the header (what, node, exit code or fatal line, reason, log path),
+then a few *decisive* lines of the log's tail, never the whole tail. A tail of at most
+:data:`MAX_LOG_LINES` lines is shown as it is; from a longer one, in this order of preference:
+the fatal line that stopped the run with the lines around it, the end of the last Python
+traceback (its ``Traceback`` line, the innermost frame and the exception), the last lines the
+process wrote, then the latest lines that read like errors (:data:`_DECISIVE`), without repeats;
+when little stood out, the latest lines, up to six in all.
+Skipped stretches are marked; terminal escapes and control characters are removed. The full log
+is named by its path.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Final
 
 import msgspec
 
-__all__ = ["Failure", "read_tail", "render_diagnosis"]
+__all__ = [
+    "LINE_CHARS",
+    "MAX_LINES",
+    "MAX_LOG_LINES",
+    "TAIL_LINES",
+    "Failure",
+    "read_tail",
+    "render_diagnosis",
+]
 
 _TAIL_BYTES = 64 * 1024
+#: How many lines of a log's end the runtime reads to pick the decisive ones from.
+TAIL_LINES: Final = 200
+#: The whole block, header and frame included, is never longer than this.
+MAX_LINES: Final = 40
+#: At most this many lines of the log are shown.
+MAX_LOG_LINES: Final = 12
+#: A longer line (of the log, or a reason) is cut in its middle, keeping both ends.
+LINE_CHARS: Final = 400
+_HEAD_CHARS: Final = 280
+_END_CHARS: Final = 100
+#: Lines around the fatal line, and after it, shown with it.
+_BEFORE_FATAL: Final = 2
+_AFTER_FATAL: Final = 2
+#: The last lines of the log are always shown.
+_LAST: Final = 2
+#: When fewer lines than this stood out, the latest lines fill up to it.
+_FILL_TO: Final = 6
+
+_TRACEBACK: Final = "Traceback (most recent call last):"
+#: Lines that read like the cause of a failure (log levels, exceptions, crashes).
+_DECISIVE: Final = re.compile(
+    r"Traceback \(most recent call last\)"
+    r"|^\s*[\w.]*(?:Error|Exception|Exit|Interrupt)\b"
+    r"|\b(?:ERROR|FATAL|CRITICAL|PANIC)\b"
+    r"|(?i:\b(?:error|fatal|panicked|segmentation fault|core dumped|out of memory|oom"
+    r"|killed|aborted|assertion)\b)"
+)
+#: Terminal escapes (colours, cursor moves) and other control characters but tab.
+_ESCAPES: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,20 +95,101 @@ def _describe_code(code: int) -> str:
     return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
 
 
+def _clean(text: str) -> str:
+    """One screen line: no escapes or control characters, a long line cut in its middle."""
+    line = _ESCAPES.sub("", text.replace("\r\n", " ").replace("\n", " ").replace("\t", "    "))
+    if len(line) <= LINE_CHARS:
+        return line
+    cut = len(line) - _HEAD_CHARS - _END_CHARS
+    return f"{line[:_HEAD_CHARS]} [... {cut} characters ...] {line[-_END_CHARS:]}"
+
+
+def _traceback_end(lines: list[str]) -> list[int]:
+    """Indexes of the last traceback's header, innermost frame and exception line."""
+    starts = [i for i, line in enumerate(lines) if line.strip() == _TRACEBACK]
+    if not starts:
+        return []
+    start = starts[-1]
+    end = start + 1
+    # The block is its indented frames; the first line that is not indented is the exception.
+    while end < len(lines) and (lines[end].startswith((" ", "\t")) or not lines[end].strip()):
+        end += 1
+    if end >= len(lines):
+        return [start, *range(max(start + 1, len(lines) - 2), len(lines))]
+    return [start, *range(max(start + 1, end - 2), end + 1)]
+
+
+def _fatal_window(lines: list[str], fatal: str | None) -> list[int]:
+    if not fatal:
+        return []
+    needle = _clean(fatal).strip()
+    hits = [i for i, line in enumerate(lines) if needle and needle in line]
+    if not hits:
+        return []
+    at = hits[-1]
+    return list(range(max(0, at - _BEFORE_FATAL), min(len(lines), at + _AFTER_FATAL + 1)))
+
+
+def _pick_decisive(tail: list[str], fatal_line: str | None = None) -> list[int]:
+    """Indexes (ascending) of the at most MAX_LOG_LINES lines of ``tail`` worth showing."""
+    lines = [_clean(line) for line in tail]
+    if len(lines) <= MAX_LOG_LINES:
+        return list(range(len(lines)))
+    chosen: list[int] = []
+    texts: set[str] = set()
+
+    def take(
+        indexes: list[int] | range, *, unique: bool = False, limit: int = MAX_LOG_LINES
+    ) -> None:
+        for i in indexes:
+            if len(chosen) >= limit:
+                return
+            if i in chosen or (unique and (lines[i].strip() in texts or not lines[i].strip())):
+                continue
+            chosen.append(i)
+            texts.add(lines[i].strip())
+
+    take(_fatal_window(lines, fatal_line))
+    take(_traceback_end(lines))
+    take(range(len(lines) - 1, max(-1, len(lines) - 1 - _LAST), -1))
+    decisive = [i for i in range(len(lines) - 1, -1, -1) if _DECISIVE.search(lines[i])]
+    take(decisive, unique=True)
+    # When little stood out, the latest lines say what the process was doing.
+    take(range(len(lines) - 1, -1, -1), unique=True, limit=_FILL_TO)
+    return sorted(chosen)
+
+
+def _log_block(tail: list[str], fatal_line: str | None) -> list[str]:
+    if not tail:
+        return []
+    picked = _pick_decisive(tail, fatal_line)
+    if len(picked) == len(tail):
+        out = [f"  last {len(tail)} lines of the log:"]
+    else:
+        out = [f"  decisive lines of the log ({len(picked)} of its last {len(tail)}):"]
+    previous = -1
+    for i in picked:
+        if i > previous + 1:
+            skipped = i - previous - 1
+            out.append(f"    ... {skipped} line{'s' if skipped > 1 else ''} not shown")
+        out.append(f"    | {_clean(tail[i])}")
+        previous = i
+    return out
+
+
 def render_diagnosis(failure: Failure, tail: list[str]) -> str:
-    """The failure block printed at the end of the sweep log and of the CLI's output."""
-    out = ["=" * 72, "RUN FAILED", f"  what:   {failure.what}"]
+    """The failure block printed at the end of the sweep log and of the CLI's output: at most
+    :data:`MAX_LINES` lines, whatever ``tail`` (the end of the failed process's log) holds."""
+    out = ["=" * 72, "RUN FAILED", f"  what:   {_clean(failure.what)}"]
     if failure.node is not None:
-        out.append(f"  node:   {failure.node}")
+        out.append(f"  node:   {_clean(failure.node)}")
     if failure.exit_code is not None:
         out.append(f"  exit:   {_describe_code(failure.exit_code)}")
     if failure.log_line is not None:
-        out.append(f"  line:   {failure.log_line}")
-    out.append(f"  reason: {failure.reason}")
+        out.append(f"  line:   {_clean(failure.log_line)}")
+    out.append(f"  reason: {_clean(failure.reason)}")
     if failure.log_path is not None:
         out.append(f"  log:    {failure.log_path}")
-    if tail:
-        out.append(f"  last {len(tail)} lines of the log:")
-        out.extend(f"    | {line}" for line in tail)
+    out.extend(_log_block(tail, failure.log_line))
     out.append("=" * 72)
     return "\n".join(out)

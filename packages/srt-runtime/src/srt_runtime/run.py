@@ -20,7 +20,7 @@ import msgspec
 from srt_planner.plan import JobPlan
 from srt_runtime.cleanup import stop_all
 from srt_runtime.clock import Clock
-from srt_runtime.diagnosis import Failure, read_tail, render_diagnosis
+from srt_runtime.diagnosis import TAIL_LINES, Failure, read_tail, render_diagnosis
 from srt_runtime.errors import AbortError, LaunchError, StageError
 from srt_runtime.files import iso_utc
 from srt_runtime.launch import Launcher
@@ -43,7 +43,6 @@ from srt_runtime.teardown import arm_teardown, run_teardown
 
 __all__ = ["RunResult", "run_job"]
 
-_TAIL_LINES = 30
 _STOPPED = "supervisor"  # Failure.what of a run stopped by SIGTERM/SIGINT
 #: Exit codes of a process that died of SIGTERM: from srun (128 + 15) or a subprocess (-15).
 _SIGTERM_CODES = frozenset({128 + 15, -15})
@@ -216,7 +215,7 @@ def run_job(
     diagnosis = ""
     shown = sup.failure if sup.failure is not None else _exit_culprit(sup, code)
     if shown is not None:
-        tail = read_tail(Path(shown.log_path), _TAIL_LINES) if shown.log_path else []
+        tail = read_tail(Path(shown.log_path), TAIL_LINES) if shown.log_path else []
         diagnosis = render_diagnosis(shown, tail)
     status: StatusValue = "completed" if code == 0 else "failed"
     if sup.stop_reason is not None and sup.failure is not None and sup.failure.what == _STOPPED:
