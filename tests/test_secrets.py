@@ -1,11 +1,15 @@
 """Secrets the user's shell holds are used and never written: a whole real run, end to end.
 
 `srtctl dry-run` and `srtctl apply --local` of the quickstart (real Dynamo frontend and mocker
-workers, worker fingerprints, sa-bench) with canary secrets in the environment, reporting to a
-real `srtctl status-server` collector (bearer token, every event, log streaming) and a RUN_EVAL
-post_eval step that needs a passthrough secret. Afterwards every byte the product wrote or sent
-is searched: the job folder (plan, lockfile, fingerprints, logs, status), what both commands
-printed, and the collector's database and uploaded logs.
+workers, worker fingerprints, sa-bench) with canary secrets in the environment, in an
+`srtslurm.yaml` (the AI-analysis key, a GitHub token, S3 keys: the secret fields of
+srt_schema.secrets) and as the password of a URL (`DYN_DISCOVERY_URL`, in the recipe's
+`environment` and in the shell). The run reports to a real `srtctl status-server` collector
+(bearer token, every event, log streaming) and uploads its logs to a real S3-compatible server
+(moto), both named only in `srtslurm.yaml`; a RUN_EVAL post_eval step needs a passthrough
+secret. Afterwards every byte the product wrote or sent is searched: the job folder (config,
+plan, lockfile, fingerprints, logs, status), what both commands printed, the collector's
+database and uploaded logs, and every object in the bucket.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ import subprocess
 import threading
 from pathlib import Path
 
+import boto3
 import httpx
 import pytest
 import yaml
+from moto.server import ThreadedMotoServer
 
 from srt_cli.collector import CollectorSettings, Tokens, open_collector
 
@@ -35,17 +41,69 @@ CANARIES = {
     "DYN_AUTH_HEADER": "canary-dyn-auth-61f2",
     "EVAL_SECRET": "canary-eval-83c1b9",
 }
-#: The eval checks it got EVAL_SECRET (by its prefix, so the value is in no argv).
+#: Secrets only srtslurm.yaml holds (every secret field of srt_schema.secrets.SECRET_FIELDS).
+CLUSTER_SECRETS = {
+    "reporting.ai_analysis.openrouter_api_key": "canary-cluster-openrouter-4be2",
+    "reporting.ai_analysis.gh_token": "canary-cluster-gh-77d0",
+    "reporting.s3.access_key_id": "AKIACANARY3C5D",
+    "reporting.s3.secret_access_key": "canary-cluster-s3-secret-a1f9",
+}
+#: The password of a URL in an ordinary variable (its name says nothing about secrets).
+URL_PASSWORD = "canary-url-pw-5e21"
+DISCOVERY_URL = f"http://u:{URL_PASSWORD}@127.0.0.1:1"
+BUCKET = "srt-canary"
+#: The eval checks it got EVAL_SECRET and the recipe's DYN_DISCOVERY_URL with its password (by
+#: prefixes, so no value is in any argv): plan.json holds that URL redacted and the eval's env is
+#: laid over the inherited one, so this passes only if the runtime put the password back.
 EVAL = (
-    "import os, sys; sys.exit(0 if os.environ.get('EVAL_SECRET', '').startswith('canary-') else 3)"
+    "import os, sys; e = os.environ.get; sys.exit(0 if e('EVAL_SECRET', '').startswith('canary-')"
+    " and e('DYN_DISCOVERY_URL', '').startswith('http://u:canary-url-pw-') else 3)"
 )
 
 
-def _recipe(tmp_path: Path, collector: str) -> Path:
-    doc = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
-    doc["reporting"] = {
-        "status": {"endpoint": collector, "logging-stream-interval": 0.5},
+def _cluster_file(tmp_path: Path, collector: str, s3: str) -> Path:
+    """srtslurm.yaml: reporting to the collector and S3, with every secret field set."""
+    secrets = CLUSTER_SECRETS
+    doc = {
+        "reporting": {
+            "status": {"endpoint": collector, "logging-stream-interval": 0.5},
+            "ai_analysis": {
+                "enabled": True,
+                "openrouter_api_key": secrets["reporting.ai_analysis.openrouter_api_key"],
+                "gh_token": secrets["reporting.ai_analysis.gh_token"],
+            },
+            "s3": {
+                "bucket": BUCKET,
+                "endpoint_url": s3,
+                "region": "us-east-1",
+                "access_key_id": secrets["reporting.s3.access_key_id"],
+                "secret_access_key": secrets["reporting.s3.secret_access_key"],
+                "exclude": [],
+                "archive": [],  # every object loose, so its bytes can be searched
+            },
+        }
     }
+    path = tmp_path / "srtslurm.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _bucket(s3: str) -> dict[str, bytes]:
+    """Every object of the bucket: key -> bytes (moto takes any credentials)."""
+    client = boto3.session.Session(
+        aws_access_key_id="AKIATESTREADER", aws_secret_access_key="x", region_name="us-east-1"
+    ).client("s3", endpoint_url=s3)
+    objects: dict[str, bytes] = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+        for item in page.get("Contents", ()):
+            body = client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
+            objects[f"s3://{BUCKET}/{item['Key']}"] = body
+    return objects
+
+
+def _recipe(tmp_path: Path) -> Path:
+    doc = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    doc["environment"] = {"DYN_DISCOVERY_URL": DISCOVERY_URL}
     doc["post_eval"] = {"command": ["python3", "-c", EVAL], "passthrough_env": ["EVAL_SECRET"]}
     path = tmp_path / "canary.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -71,9 +129,26 @@ def test_a_real_run_uses_the_secrets_and_writes_none_of_them(tmp_path: Path) -> 
     collector = open_collector(settings, log=lambda _line: None)
     thread = threading.Thread(target=collector.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
-    env = {**os.environ, **CANARIES, "RUN_EVAL": "true"}
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    host, port = moto.get_host_and_port()
+    s3 = f"http://{host}:{port}"
+    boto3.session.Session(
+        aws_access_key_id="AKIATESTREADER", aws_secret_access_key="x", region_name="us-east-1"
+    ).client("s3", endpoint_url=s3).create_bucket(Bucket=BUCKET)
+    cluster = _cluster_file(tmp_path, collector.url, s3)
+    env = {
+        **os.environ,
+        **CANARIES,
+        "RUN_EVAL": "true",
+        "SRTSLURM_CONFIG": str(cluster),
+        "DYN_DISCOVERY_URL": DISCOVERY_URL,
+        # a failed run's AI analysis would send the key: only ever to a closed local port
+        "SRTCTL_AI_BASE_URL": "http://127.0.0.1:1",
+        "SRTCTL_GITHUB_API_URL": "http://127.0.0.1:1",
+    }
     try:
-        recipe = _recipe(tmp_path, collector.url)
+        recipe = _recipe(tmp_path)
         out = tmp_path / "out"
         dry = subprocess.run(
             [srtctl, "dry-run", "-f", str(recipe)],
@@ -100,7 +175,9 @@ def test_a_real_run_uses_the_secrets_and_writes_none_of_them(tmp_path: Path) -> 
             headers={"Authorization": f"Bearer {CANARIES['SRTCTL_STATUS_TOKEN']}"},
             timeout=5,
         ).json()
+        uploaded = _bucket(s3)
     finally:
+        moto.stop()
         collector.shutdown()
         thread.join(timeout=10)
         collector.close()
@@ -113,13 +190,27 @@ def test_a_real_run_uses_the_secrets_and_writes_none_of_them(tmp_path: Path) -> 
     sweep = (job_dir / "logs" / f"sweep_{job_dir.name}.log").read_text()
     assert "post_eval exited with code 0" in sweep
     lock = yaml.safe_load((job_dir / "recipe.lock.yaml").read_text())["lock"]
-    assert lock["fingerprints"]["agg_w0"]["env"]["DYN_AUTH_HEADER"] == "<redacted>"
+    env_seen = lock["fingerprints"]["agg_w0"]["env"]
+    assert env_seen["DYN_AUTH_HEADER"] == "<redacted>"
+    assert env_seen["DYN_DISCOVERY_URL"] == "http://u:<redacted>@127.0.0.1:1"
+    # srtslurm.yaml's S3 keys were used: the upload went through with them.
+    assert f"s3://{BUCKET}/srtslurm/" in run.stdout.decode() + sweep
+    assert any(key.endswith("/benchmark.out") for key in uploaded), sorted(uploaded)
+    # config.yaml says where each secret is instead of holding it.
+    config = yaml.safe_load((job_dir / "config.yaml").read_text())
+    assert config["reporting"]["ai_analysis"]["openrouter_api_key"] == (
+        "<redacted: set OPENROUTER_API_KEY in the environment or "
+        "reporting.ai_analysis.openrouter_api_key in srtslurm.yaml>"
+    )
+    assert config["environment"]["DYN_DISCOVERY_URL"] == "http://u:<redacted>@127.0.0.1:1"
 
     # ... and written nowhere.
     blobs = {"dry-run stdout": dry.stdout, "dry-run stderr": dry.stderr}
     blobs |= {"apply stdout": run.stdout, "apply stderr": run.stderr}
-    blobs |= _files(job_dir) | _files(state)
+    blobs |= _files(job_dir) | _files(state) | uploaded
     assert len(blobs) > 20
+    secrets = {f"${k}": v for k, v in CANARIES.items()} | CLUSTER_SECRETS
+    secrets["the DYN_DISCOVERY_URL password"] = URL_PASSWORD
     for where, data in blobs.items():
-        for name, secret in CANARIES.items():
-            assert secret.encode() not in data, f"${name} leaked into {where}"
+        for name, secret in secrets.items():
+            assert secret.encode() not in data, f"{name} leaked into {where}"

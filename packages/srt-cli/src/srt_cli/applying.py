@@ -300,7 +300,8 @@ class Applier:
             staging / "sbatch_script.sh",
             sbatch=self.sbatch,
             cwd=session.edge.cwd,
-            environ=session.edge.environ,
+            # the secrets the script and config.yaml hold redacted: sbatch exports them
+            environ={**session.edge.environ, **planned.secret_env},
             # the job may start before the job folder below exists (see runtime_command)
             output=staged_output(str(staging)),
         )
@@ -383,7 +384,11 @@ class Applier:
         session = self.session
         job_id = planned.plan.job_id
         # The runtime and its programs (srt-telemetry, srt-bench) live next to the interpreter.
-        environ = {**session.edge.environ, "PATH": preflight_path(session.edge, session.python)}
+        environ = {
+            **session.edge.environ,
+            **planned.secret_env,  # redacted in every file; the runtime puts them back
+            "PATH": preflight_path(session.edge, session.python),
+        }
         job_dir = Path(session.output_base) / job_id
         now = _now()
         meta = self._metadata(planned, job_id, now)

@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from srt_cli.tables import render_table
+from srt_schema.secrets import redact_env_value
 
 if TYPE_CHECKING:
     from srt_cli.planning import PlannedJob
@@ -165,7 +166,7 @@ def describe_job(planned: PlannedJob, *, header: str) -> str:
         _mounts_section(plan),
         "",
         "--- environment ---",
-        _env_section(plan, dict(job.recipe.environment)),
+        _env_section(plan, {k: redact_env_value(k, v) for k, v in job.recipe.environment.items()}),
         "",
         "--- commands ---",
         _argv_section(plan),

@@ -7,7 +7,6 @@ and the end-of-run part of ``recipe.lock.yaml``.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from srt_schema.load import LoadedJob
 
 __all__ = [
-    "SECRET_KEYS",
     "build_lock",
     "build_metadata",
     "config_text",
@@ -29,37 +27,21 @@ __all__ = [
     "write_job_files",
 ]
 
-#: Keys whose values are credentials: never written to the lock (cli-and-config.md §4.2).
-SECRET_KEYS = frozenset(
-    {"secret_access_key", "access_key_id", "session_token", "openrouter_api_key", "gh_token"}
-)
-REDACTED = "<redacted>"
-#: Names that look like credentials (``HF_TOKEN``, ``DB_PASSWORD``); ``*_env`` names hold only the
-#: name of a variable, never its value, and are kept.
-_SECRET_NAME = re.compile(r"(token|secret|password|passwd|api_key|access_key)", re.IGNORECASE)
-
-
-def _is_secret(key: str) -> bool:
-    return key in SECRET_KEYS or (bool(_SECRET_NAME.search(key)) and not key.endswith("_env"))
-
 
 def config_text(job: LoadedJob) -> str:
-    """``config.yaml``: the one job's resolved recipe (variant, sweep point and --set applied)."""
+    """``config.yaml``: the one job's resolved recipe (variant, sweep point and --set applied),
+    secrets redacted (the runtime takes them from ``srtslurm.yaml`` or the environment)."""
     from srt_schema.yamlio import dump_yaml
 
-    return dump_yaml(job.document)
+    return dump_yaml(redact(job.document))
 
 
 def redact(node: Any) -> Any:
-    """A copy with the value of every secret key replaced (names kept, values never)."""
-    if isinstance(node, dict):
-        return {
-            k: (REDACTED if _is_secret(k) and isinstance(v, str | int) else redact(v))
-            for k, v in node.items()
-        }
-    if isinstance(node, list):
-        return [redact(v) for v in node]
-    return node
+    """A copy fit to write: secret fields, secret-named keys and URL passwords replaced
+    (:mod:`srt_schema.secrets`, the one table every writer reads)."""
+    from srt_schema.secrets import redact_document
+
+    return redact_document(node)
 
 
 def build_metadata(

@@ -6,7 +6,7 @@ Pure apart from the interpreter path the batch script calls, which the caller pa
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from srt_cli.errors import translated
@@ -39,6 +39,10 @@ class PlannedJob:
     plan: JobPlan
     #: Folder the batch script copies the job's config from when it starts.
     staging: str
+    #: Values the plan and the script hold redacted (srt_schema.secrets): they reach the job
+    #: only through the environment of the process srtctl starts (sbatch, or the runtime here),
+    #: never through a file; the runtime puts them back into the plan.
+    secret_env: dict[str, str] = field(default_factory=dict)
 
 
 def simulated_nodes(count: int, prefix: str = "node-") -> tuple[str, ...]:
@@ -113,7 +117,11 @@ def plan_one(
 
     ``nodes`` defaults to a simulated list sized to the request (``node-01`` ...).
     """
+    import msgspec
+
     from srt_planner import plan_allocation, plan_job, render_sbatch
+    from srt_planner.plan import JobPlan
+    from srt_schema.secrets import redact_document, secret_environment
 
     with translated(where=job.label):
         request = plan_allocation(job.recipe, cluster, runner_name=runner_name)
@@ -122,11 +130,13 @@ def plan_one(
         env.update(environment or {})
         if serve_only:
             env["SRTCTL_SERVE_ONLY"] = "1"
+        secret_env = secret_environment(env)
         script = render_sbatch(
             request,
             output_base=output_base,
             command=runtime_command(python, staging=staging),
-            environment=env,
+            # a secret is not exported by the script: sbatch passes it on from its environment
+            environment={k: v for k, v in env.items() if k not in secret_env},
         )
         granted = nodes if nodes is not None else simulated_nodes(request.nodes)
         groups = None
@@ -145,4 +155,14 @@ def plan_one(
             serve_only=serve_only,
             eval_request=eval_request,
         )
-    return PlannedJob(job=job, request=request, script=script, plan=plan, staging=staging)
+    for process in plan.processes:
+        secret_env.update(secret_environment(process.env))
+    written = msgspec.convert(redact_document(msgspec.to_builtins(plan)), JobPlan)
+    return PlannedJob(
+        job=job,
+        request=request,
+        script=script,
+        plan=written,
+        staging=staging,
+        secret_env=secret_env,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -15,24 +16,36 @@ from srt_runtime.facts import read_facts
 from srt_runtime.files import write_atomic
 from srt_schema import ClusterConfig, SchemaError, load_recipe_text, parse_set
 from srt_schema.discovery import find_cluster_config, read_cluster_config
+from srt_schema.secrets import redact_document, restore_document
 
-__all__ = ["plan_from_job_dir", "read_plan", "write_plan"]
+__all__ = ["plan_from_job_dir", "read_plan", "restore_plan", "write_plan"]
 
 
-def read_plan(path: Path) -> JobPlan:
-    """Decode ``path`` as a JobPlan; the error names the file and the JSON path."""
+def restore_plan(plan: JobPlan, environ: Mapping[str, str]) -> JobPlan:
+    """The plan with the secrets ``plan.json`` holds redacted put back from ``environ`` (the
+    environment srtctl started this job with; srt_schema.secrets.restore_document)."""
+    restored = restore_document(msgspec.to_builtins(plan), environ)
+    return msgspec.convert(restored, JobPlan)
+
+
+def read_plan(path: Path, environ: Mapping[str, str] | None = None) -> JobPlan:
+    """Decode ``path`` as a JobPlan, secrets restored from ``environ`` (default: this process's
+    environment); the error names the file and the JSON path."""
     try:
-        return msgspec.json.decode(path.read_bytes(), type=JobPlan)
+        plan = msgspec.json.decode(path.read_bytes(), type=JobPlan)
     except FileNotFoundError as exc:
         raise PlanLoadError(f"{path}: no such plan file; pass --plan <plan.json>") from exc
     except msgspec.ValidationError as exc:
         raise PlanLoadError(f"{path}: not a valid JobPlan: {exc}") from exc
     except msgspec.DecodeError as exc:
         raise PlanLoadError(f"{path}: not JSON: {exc}") from exc
+    return restore_plan(plan, os.environ if environ is None else environ)
 
 
 def write_plan(plan: JobPlan, path: Path) -> None:
-    write_atomic(path, msgspec.json.format(msgspec.json.encode(plan)) + b"\n")
+    """``plan.json`` with every secret redacted (srt_schema.secrets)."""
+    written = redact_document(msgspec.to_builtins(plan))
+    write_atomic(path, msgspec.json.format(msgspec.json.encode(written)) + b"\n")
 
 
 def _log_dir(job_dir: Path) -> str:
@@ -68,7 +81,7 @@ def plan_from_job_dir(
         # The local launcher runs every node's processes on this host: reach them on loopback.
         local = cluster.launcher == "local"
         addresses = {n: "127.0.0.1" for n in expand_hostlist(facts.nodelist)} if local else None
-        return plan_job(
+        planned = plan_job(
             jobs[0].recipe,
             cluster,
             facts.nodelist,
@@ -81,3 +94,5 @@ def plan_from_job_dir(
         )
     except (SchemaError, PlannerError) as exc:
         raise PlanLoadError(f"cannot plan job {facts.job_id} from {config}: {exc}") from exc
+    # config.yaml holds secrets redacted; sbatch passed them on in the environment
+    return restore_plan(planned, environ)

@@ -20,8 +20,10 @@ from srt_runtime.lockfile import update_lockfile
 from srt_runtime.reporting.lock_sections import build_lock_sections, read_fingerprints
 from srt_runtime.reporting.reproduce import REFERENCE_FILE, ReproductionReference, build_report
 from srt_runtime.reporting.session import ReportingSession
-from srt_schema import ClusterConfig, Recipe, SchemaError, load_recipe_text
+from srt_schema import ClusterConfig, Recipe, SchemaError, load_recipe_document
 from srt_schema.discovery import find_cluster_config, read_cluster_config
+from srt_schema.secrets import fill_secret_fields
+from srt_schema.yamlio import parse_yaml
 
 __all__ = [
     "DASHBOARD_TIMEOUT",
@@ -47,12 +49,19 @@ class JobRecipe(msgspec.Struct, frozen=True, kw_only=True):
 def read_job_recipe(
     job_dir: Path, environ: Mapping[str, str], *, cwd: Path, log: logging.Logger
 ) -> JobRecipe | None:
-    """The job's recipe (``config.yaml`` with the cluster config), for its reporting settings."""
+    """The job's recipe (``config.yaml`` with the cluster config), for its reporting settings.
+
+    ``config.yaml`` holds no secret (srt_schema.secrets): each redacted secret field is read
+    from ``srtslurm.yaml`` again, else left unset so the reporter reads its variable.
+    """
     try:
         found = find_cluster_config(cwd, environ)
         cluster = read_cluster_config(found) if found is not None else ClusterConfig()
-        text = (job_dir / "config.yaml").read_text()
-        jobs = load_recipe_text(text, file=str(job_dir / "config.yaml"), cluster=cluster)
+        file = str(job_dir / "config.yaml")
+        raw = parse_yaml((job_dir / "config.yaml").read_text(), file=file)
+        if isinstance(raw, dict):
+            raw = fill_secret_fields(raw, msgspec.to_builtins(cluster))
+        jobs = load_recipe_document(raw, file=file, cluster=cluster)
     except (OSError, SchemaError) as exc:
         log.warning("Reporting disabled: cannot read the job's recipe: %s", exc)
         return None

@@ -5,9 +5,11 @@ worker container that does not have srt installed::
 
     python3 fingerprint.py /logs/fingerprint_decode_w0.json /model
 
-(``capture_script()`` returns the source for the runtime to drop next to the logs.) Values of
-environment variables whose *name* mentions a token, key, secret, password, credential or auth
-are redacted, and so is any other captured value that contains one of those secret values.
+(``capture_script()`` returns the source for the runtime to drop next to the logs, with the
+source of ``srt_schema.secrets`` above it so the script redacts as every other writer does.)
+Values of environment variables whose *name* says credential (``srt_schema.secrets``) are
+redacted, so is any other captured value that contains one of those secret values, and a
+password inside a URL in any value.
 """
 
 from __future__ import annotations
@@ -25,20 +27,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+# capture_script() drops this line: the script carries srt_schema.secrets' source instead.
+from srt_schema.secrets import REDACTED, is_secret_name, redact_url_credentials
+
 __all__ = [
     "ENV_PREFIXES",
     "FRAMEWORK_PACKAGES",
     "REDACTED",
     "capture_fingerprint",
     "capture_script",
-    "is_secret_name",
     "read_model_identity",
     "redact_env",
     "write_fingerprint",
 ]
 
-REDACTED = "<redacted>"
-_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
 ENV_PREFIXES = (
     "CUDA_",
     "NCCL_",
@@ -72,11 +74,6 @@ _SLURM_CPU_VARS = (
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
 
-def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in _SECRET_WORDS)
-
-
 def _secret_values(environ: Mapping[str, str]) -> list[str]:
     return sorted(
         {v for k, v in environ.items() if is_secret_name(k) and len(v) >= 6}, key=len, reverse=True
@@ -86,7 +83,8 @@ def _secret_values(environ: Mapping[str, str]) -> list[str]:
 def redact_env(
     environ: Mapping[str, str], prefixes: tuple[str, ...] = ENV_PREFIXES
 ) -> dict[str, str]:
-    """The variables with one of ``prefixes``, sorted, secrets replaced by ``<redacted>``."""
+    """The variables with one of ``prefixes``, sorted, secrets replaced by ``<redacted>``
+    and URL passwords by ``:<redacted>@``."""
     secrets = _secret_values(environ)
     out: dict[str, str] = {}
     for name in sorted(environ):
@@ -95,7 +93,7 @@ def redact_env(
         value = environ[name]
         if is_secret_name(name) or any(secret in value for secret in secrets):
             value = REDACTED
-        out[name] = value
+        out[name] = redact_url_credentials(value)
     return out
 
 
@@ -246,9 +244,19 @@ def write_fingerprint(path: Path, fingerprint: Mapping[str, Any]) -> None:
     tmp.replace(path)
 
 
+_FUTURE = "from __future__ import annotations\n"
+_SHARED = "from srt_schema.secrets import REDACTED, is_secret_name, redact_url_credentials\n"
+
+
 def capture_script() -> str:
-    """This module's source: a self-contained capture script for worker preambles."""
-    return Path(__file__).read_text()
+    """A self-contained capture script for worker preambles: ``srt_schema.secrets``' source
+    (standard library only), then this module's (its ``__future__`` import goes first)."""
+    from srt_schema import secrets
+
+    shared = Path(secrets.__file__).read_text()
+    own = Path(__file__).read_text()
+    own = own.replace(_FUTURE, "").replace(_SHARED, "")
+    return _FUTURE + shared.replace(_FUTURE, "") + "\n\n" + own
 
 
 if __name__ == "__main__":  # the worker-preamble entry point: writes a file, never prints
