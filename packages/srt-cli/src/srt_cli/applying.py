@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from srt_cli.errors import CliUsageError, SlurmError, translated
 from srt_cli.inputs import Source
+from srt_cli.safepaths import check_inside, writing
 
 if TYPE_CHECKING:
     from srt_cli.pinning import Pin
@@ -30,6 +31,15 @@ LOCAL_ADDRESS = "127.0.0.1"
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def _job_folder(base: Path, job_id: str) -> Path:
+    return check_inside(
+        base / job_id,
+        base,
+        what="the job folder",
+        fix="a job id is digits (Slurm) or local-<time>; report this as a bug",
+    )
 
 
 @dataclass
@@ -286,15 +296,17 @@ class Applier:
             eval_request=session.eval_request(),
             edge=session.edge,
         )
-        staging = Path(planned.staging)
-        write_job_files(
-            staging,
-            {
-                "config.yaml": (config_text(job), 0o644),
-                "sbatch_script.sh": (planned.script, 0o755),
-            },
-            logs=False,
-        )
+        base = Path(session.output_base)
+        staging = check_inside(Path(planned.staging), base / ".staging", what="the staging folder")
+        with writing(staging, what="the staging folder"):
+            write_job_files(
+                staging,
+                {
+                    "config.yaml": (config_text(job), 0o644),
+                    "sbatch_script.sh": (planned.script, 0o755),
+                },
+                logs=False,
+            )
         self.say(f"submitting {planned.request.job_name} ({job.label})")
         job_id = submit_sbatch(
             staging / "sbatch_script.sh",
@@ -305,12 +317,13 @@ class Applier:
             # the job may start before the job folder below exists (see runtime_command)
             output=staged_output(str(staging)),
         )
-        job_dir = Path(session.output_base) / job_id
+        job_dir = _job_folder(base, job_id)
         now = _now()
         meta = self._metadata(planned, job_id, now)
         files = self._files(planned, job_id=job_id, pins=pins, plan_json=False, meta=meta, now=now)
-        write_job_files(job_dir, files, logs_at=self._log_dir(planned, job_id))
-        (job_dir / "logs" / f"sweep_{job_id}.log").touch()
+        with writing(job_dir, what=f"the folder of submitted job {job_id}"):
+            write_job_files(job_dir, files, logs_at=self._log_dir(planned, job_id))
+            (job_dir / "logs" / f"sweep_{job_id}.log").touch()
         self._announce(planned, job_id, meta, now)
         self.say(f"job {job_id} submitted: {job_dir}")
         self.say(f"  logs:  tail -f {job_dir / 'logs' / f'sweep_{job_id}.log'}")
@@ -389,11 +402,12 @@ class Applier:
             **planned.secret_env,  # redacted in every file; the runtime puts them back
             "PATH": preflight_path(session.edge, session.python),
         }
-        job_dir = Path(session.output_base) / job_id
+        job_dir = _job_folder(Path(session.output_base), job_id)
         now = _now()
         meta = self._metadata(planned, job_id, now)
         files = self._files(planned, job_id=job_id, pins=pins, plan_json=True, meta=meta, now=now)
-        write_job_files(job_dir, files, logs_at=self._log_dir(planned, job_id))
+        with writing(job_dir, what="the job folder"):
+            write_job_files(job_dir, files, logs_at=self._log_dir(planned, job_id))
         self._announce(planned, job_id, meta, now)
         self.say(f"running {planned.request.job_name} here as {job_id}: {job_dir}")
         command = shlex.join([session.python, "-m", "srt_runtime", "run", "--job-dir", "..."])

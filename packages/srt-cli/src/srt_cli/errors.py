@@ -15,12 +15,14 @@ from typing import IO, Any
 import click
 
 __all__ = [
+    "EXIT_BUG",
     "EXIT_OK",
     "EXIT_PLANNING",
     "EXIT_SLURM",
     "EXIT_USAGE",
     "CliError",
     "CliUsageError",
+    "InternalError",
     "InvalidRecipeError",
     "PlanFailedError",
     "SlurmError",
@@ -28,6 +30,8 @@ __all__ = [
 ]
 
 EXIT_OK = 0
+#: An unexpected exception: a bug in srtctl (never the answer to bad input).
+EXIT_BUG = 1
 #: A usage error or a recipe / srtslurm.yaml / --set that does not load.
 EXIT_USAGE = 2
 #: The recipe loads but cannot be laid out (srt_planner.PlanningError).
@@ -36,13 +40,27 @@ EXIT_PLANNING = 3
 EXIT_SLURM = 4
 
 
+#: A message shows at most this many lines (one per issue); the rest are counted.
+MAX_LINES = 100
+
+
+def _bounded(message: str) -> str:
+    """At most ~200 characters of one value per line and at most MAX_LINES lines."""
+    from srt_schema.errors import bound_message
+
+    lines = [bound_message(line) for line in message.splitlines()]
+    if len(lines) > MAX_LINES:
+        lines = [*lines[:MAX_LINES], f"... and {len(lines) - MAX_LINES} more lines"]
+    return "\n".join(lines)
+
+
 class CliError(click.ClickException):
     """An error the CLI reports in one short message (no traceback) and exits with."""
 
     exit_code = 1
 
     def __init__(self, message: str, *, issues: tuple[dict[str, str], ...] = ()) -> None:
-        super().__init__(message)
+        super().__init__(_bounded(message))
         #: ``{"file", "path", "message"}`` per problem, for ``--json`` output.
         self.issues = issues
 
@@ -77,6 +95,22 @@ class SlurmError(CliError):
     """sbatch, the local runtime, or a preflight check failed (exit 4)."""
 
     exit_code = EXIT_SLURM
+
+
+class InternalError(CliError):
+    """An exception nothing translated: a bug, reported in one line (exit 1)."""
+
+    exit_code = EXIT_BUG
+
+    @classmethod
+    def from_exception(cls, command: str | None, exc: BaseException) -> InternalError:
+        where = f"srtctl {command}" if command else "srtctl"
+        detail = str(exc).splitlines()[0] if str(exc) else ""
+        shown = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        return cls(
+            f"{where} stopped on an internal error ({shown}); this is a bug in srtctl: please "
+            "report it with the command and its input (SRTCTL_DEBUG=1 shows the traceback)"
+        )
 
 
 @contextmanager

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from srt_cli.errors import CliUsageError
+from srt_cli.errors import CliUsageError, translated
 
-__all__ = ["Source", "expand_spec", "read_sources", "split_spec"]
+__all__ = ["Source", "expand_spec", "read_file", "read_sources", "read_stdin", "split_spec"]
 
 STDIN = "-"
 
@@ -59,11 +59,34 @@ def expand_spec(spec: str) -> list[tuple[Path | None, str | None]]:
     return [(path, selector)]
 
 
-def _read(path: Path) -> str:
+def _decode(data: bytes, label: str) -> str:
+    """UTF-8 text (a BOM dropped), or InvalidRecipeError naming the first bad byte (exit 2)."""
+    from srt_schema.yamlio import decode_yaml_bytes
+
+    with translated():
+        return decode_yaml_bytes(data, file=label)
+
+
+def read_file(path: Path) -> str:
+    """The text of a recipe file; unreadable or not UTF-8 is a usage error (exit 2)."""
     try:
-        return path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliUsageError(f"-f {path}: cannot read: {exc}") from exc
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CliUsageError(f"-f {path}: cannot read: {exc.strerror or exc}") from exc
+    return _decode(data, str(path))
+
+
+def read_stdin(stdin: IO[str]) -> str:
+    """The text on stdin, held to the same UTF-8 rule as a file."""
+    try:
+        text = stdin.read()
+    except UnicodeDecodeError as exc:
+        raise CliUsageError(
+            f"<stdin>: not UTF-8 text: byte 0x{exc.object[exc.start : exc.start + 1].hex()} at "
+            f"offset {exc.start}; send UTF-8"
+        ) from exc
+    # A C/POSIX locale decodes stdin with surrogateescape: this gives the bytes back.
+    return _decode(text.encode("utf-8", "surrogateescape"), "<stdin>")
 
 
 def read_sources(specs: tuple[str, ...], stdin: IO[str]) -> list[Source]:
@@ -72,7 +95,9 @@ def read_sources(specs: tuple[str, ...], stdin: IO[str]) -> list[Source]:
     for spec in specs:
         for path, selector in expand_spec(spec):
             if path is None:
-                out.append(Source(label="<stdin>", text=stdin.read(), selector=selector))
+                out.append(Source(label="<stdin>", text=read_stdin(stdin), selector=selector))
             else:
-                out.append(Source(label=str(path), text=_read(path), selector=selector, path=path))
+                out.append(
+                    Source(label=str(path), text=read_file(path), selector=selector, path=path)
+                )
     return out

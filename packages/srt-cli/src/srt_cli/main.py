@@ -6,11 +6,13 @@ Every command lives in ``srt_cli.commands.<name>``; this module imports only cli
 
 from __future__ import annotations
 
+import errno
 import importlib
 
 import click
 
-from srt_cli.environment import read_edge
+from srt_cli.environment import Edge, read_edge
+from srt_cli.errors import InternalError
 from srt_cli.version import version_line
 
 __all__ = ["cli", "main"]
@@ -39,6 +41,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _debug(ctx: click.Context) -> bool:
+    """SRTCTL_DEBUG=1: an internal error shows its traceback instead of the one-line report."""
+    edge = ctx.obj
+    return isinstance(edge, Edge) and bool(edge.environ.get("SRTCTL_DEBUG"))
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported on first use."""
 
@@ -52,6 +60,17 @@ class LazyGroup(click.Group):
         module = importlib.import_module(f"srt_cli.commands.{entry[0]}")
         command: click.Command = module.command
         return command
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; an exception nothing translated is one line and exit 1 (a bug)."""
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort, EOFError):
+            raise
+        except Exception as exc:
+            if _debug(ctx) or (isinstance(exc, OSError) and exc.errno == errno.EPIPE):
+                raise  # EPIPE: stdout closed (`srtctl ... | head`), click ends quietly
+            raise InternalError.from_exception(ctx.invoked_subcommand, exc) from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # The short help comes from the table, so `srtctl --help` imports no command module.

@@ -30,7 +30,11 @@ def find_cluster_config(cwd: Path, environ: Mapping[str, str]) -> Path | None:
                     Issue(
                         file=str(path),
                         path="$",
-                        message=f"{ENV_VAR} points at a file that does not exist; fix or unset it",
+                        message=(
+                            f"{ENV_VAR} points at a folder, not a file; fix or unset it"
+                            if path.is_dir()
+                            else f"{ENV_VAR} points at a file that does not exist; fix or unset it"
+                        ),
                     )
                 ]
             )
@@ -43,4 +47,19 @@ def find_cluster_config(cwd: Path, environ: Mapping[str, str]) -> Path | None:
 
 
 def read_cluster_config(path: Path) -> ClusterConfig:
-    return parse_cluster_config(path.read_text(), file=str(path))
+    from srt_schema.errors import RecipeError
+    from srt_schema.yamlio import decode_yaml_bytes
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        issue = Issue(
+            file=str(path), path="$", message=f"cannot be read ({reason}); fix or move it"
+        )
+        raise ClusterConfigError([issue]) from exc
+    try:
+        text = decode_yaml_bytes(data, file=str(path))
+    except RecipeError as exc:
+        raise ClusterConfigError(exc.issues) from exc
+    return parse_cluster_config(text, file=str(path))

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from srt_cli.errors import EXIT_USAGE, CliUsageError
-from srt_cli.inputs import expand_spec
+from srt_cli.errors import EXIT_USAGE, CliError, CliUsageError
+from srt_cli.inputs import expand_spec, read_file, read_stdin
+from srt_cli.safepaths import writing
 
 EPILOG = """\b
 Examples:
@@ -67,12 +68,14 @@ def command(files: tuple[str, ...], in_place: bool, output: Path | None) -> None
     migrated = failed = 0
     for path in paths:
         label = str(path) if path is not None else "<stdin>"
-        text = sys.stdin.read() if path is None else path.read_text()
         try:
+            text = read_stdin(sys.stdin) if path is None else read_file(path)
             result = migrate_text(text, file=label)
-        except MigrationError as exc:
+        except (MigrationError, CliError) as exc:
             failed += 1
-            click.echo(f"✗ {label}: not migrated: {exc.message} (fix the recipe, then re-run)")
+            reason = exc.message if isinstance(exc, MigrationError) else exc.format_message()
+            reason = reason.removeprefix(f"{label}: ")
+            click.echo(f"✗ {label}: not migrated: {reason} (fix the recipe, then re-run)")
             continue
         migrated += 1
         summary = ", ".join(result.notes) if result.changed else "already current"
@@ -84,8 +87,10 @@ def command(files: tuple[str, ...], in_place: bool, output: Path | None) -> None
         target = output if output is not None else path
         assert target is not None
         if result.changed or output is not None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(result.text)
+            fix = "choose a file you can write with -o/--output"
+            with writing(target, what="the migrated recipe", fix=fix):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(result.text)
         click.echo(f"✓ {target}: {change}")
     if failed:
         click.echo(f"\n{migrated} migrated, {failed} not migrated")

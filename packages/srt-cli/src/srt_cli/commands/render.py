@@ -53,6 +53,7 @@ def command(
 
     from srt_cli.jobfiles import config_text, write_job_files
     from srt_cli.preflight import check_job, preflight_path
+    from srt_cli.safepaths import writing
     from srt_cli.session import open_session
 
     session = open_session(edge, output=output, sets=sets, unsets=unsets)
@@ -77,16 +78,17 @@ def command(
             lines = "\n".join(f"  {job.job.label}: {f.field}: {f.message}" for f in findings)
             raise SlurmError(f"preflight failed for {job.job.label}:\n{lines}")
     script = folder / "sbatch_script.sh"
-    write_job_files(
-        folder,
-        {
-            "config.yaml": (config_text(job.job), 0o644),
-            "sbatch_script.sh": (job.script, 0o755),
-            "plan.json": (
-                msgspec.json.format(msgspec.json.encode(job.plan)).decode() + "\n",
-                0o644,
-            ),
-        },
-    )
+    with writing(folder, what="the render folder", fix="choose a folder you can write with --to"):
+        write_job_files(
+            folder,
+            {
+                "config.yaml": (config_text(job.job), 0o644),
+                "sbatch_script.sh": (job.script, 0o755),
+                "plan.json": (
+                    msgspec.json.format(msgspec.json.encode(job.plan)).decode() + "\n",
+                    0o644,
+                ),
+            },
+        )
     click.echo(f"rendered {job.job.name} ({job.request.nodes} node(s)) into {folder}", err=True)
     click.echo(str(script))

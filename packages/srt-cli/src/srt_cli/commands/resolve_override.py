@@ -74,7 +74,19 @@ def command(
         return
     folder = source.path.parent if source.path is not None else Path(edge.cwd)
     stem = source.path.stem if source.path is not None else "stdin"
-    for variant in variants:
-        target = folder / f"{stem}_{variant.suffix}.yaml"
-        target.write_text(render(variant.document))
+    from srt_cli.safepaths import check_inside, writing
+
+    fix = "name the variant override_<letters, digits, '.', '_', '-'> or use --stdout"
+    targets = [
+        check_inside(
+            folder / f"{stem}_{variant.suffix}.yaml",
+            folder,
+            what=f"the file of variant {variant.selector}",
+            fix=fix,
+        )
+        for variant in variants
+    ]
+    for variant, target in zip(variants, targets, strict=True):
+        with writing(target, what="the variant file", fix="use --stdout, or a writable folder"):
+            target.write_text(render(variant.document))
         click.echo(f"wrote {target}")

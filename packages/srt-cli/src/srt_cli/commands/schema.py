@@ -31,6 +31,9 @@ def command(cluster: bool, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text)
+    from srt_cli.safepaths import writing
+
+    with writing(output, what="the schema file", fix="choose a file you can write with --output"):
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
     click.echo(f"wrote {output}", err=True)
