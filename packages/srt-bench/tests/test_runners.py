@@ -280,4 +280,7 @@ def test_sa_bench_reads_the_dataset_names_of_the_schema_registry() -> None:
 def test_negative_lengths_are_refused_with_the_schema_registry_range() -> None:
     with pytest.raises(BenchConfigError) as err:
         build_plan(_config(type="sa-bench", isl=8, osl=-5, concurrencies=[1]), CTX)
-    assert str(err.value) == "$.benchmark.osl: -5 is out of range; osl must be an integer >= 1"
+    assert (
+        str(err.value)
+        == "$.benchmark.osl: -5 is out of range; osl must be an integer in [1, 10000000]"
+    )

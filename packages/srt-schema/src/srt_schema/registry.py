@@ -17,8 +17,15 @@ __all__ = [
     "BENCHMARK_FIELDS",
     "BENCHMARK_SHARED_FIELDS",
     "BENCHMARK_TYPES",
+    "FIELD_BOUNDS",
     "FRONTENDS",
+    "MAX_GPUS",
+    "MAX_GPUS_PER_NODE",
+    "MAX_NODES",
+    "MAX_TOKENS",
     "MOONCAKE_WORKLOADS",
+    "PARALLEL_ARGS",
+    "PARALLEL_ARG_BOUND",
     "ROUTER_BENCH_FRONTEND",
     "SA_BENCH_DATASETS",
     "SERVICE_KINDS",
@@ -240,45 +247,173 @@ ROUTER_BENCH_FRONTEND = "sglang-router"
 
 
 class Bound(msgspec.Struct, frozen=True, kw_only=True):
-    """The inclusive range a numeric ``benchmark`` field accepts."""
+    """The range a numeric field accepts (inclusive unless ``above``)."""
 
     minimum: float
     maximum: float | None = None
     #: ``an integer`` or ``a number``, for messages.
     kind: str = "an integer"
+    #: The minimum itself is not allowed (``> 0`` for a duration in seconds).
+    above: bool = False
 
     def allows(self, value: float) -> bool:
-        return value >= self.minimum and (self.maximum is None or value <= self.maximum)
+        low_ok = value > self.minimum if self.above else value >= self.minimum
+        return low_ok and (self.maximum is None or value <= self.maximum)
 
     def describe(self) -> str:
-        low = f"{self.minimum:g}"
+        low = _number(self.minimum)
         if self.maximum is None:
-            return f"{self.kind} >= {low}"
-        return f"{self.kind} in [{low}, {self.maximum:g}]"
+            return f"{self.kind} {'>' if self.above else '>='} {low}"
+        return f"{self.kind} in {'(' if self.above else '['}{low}, {_number(self.maximum)}]"
 
 
-_COUNT = Bound(minimum=1)
-_NON_NEGATIVE = Bound(minimum=0)
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
-#: Lengths, counts and ratios of ``benchmark`` (a value outside its range is refused by validate
-#: and, defensively, by srt-bench).
+
+#: The largest allocation a recipe may describe; a bigger number is a typo, never planned.
+MAX_NODES = 4096
+MAX_GPUS_PER_NODE = 64
+MAX_GPUS = MAX_NODES * MAX_GPUS_PER_NODE
+#: The longest prompt, output or context a benchmark field may name, in tokens.
+MAX_TOKENS = 10_000_000
+_DAY = 86_400
+_WEEK = 7 * _DAY
+
+
+def _count(maximum: float, minimum: float = 1) -> Bound:
+    return Bound(minimum=minimum, maximum=maximum)
+
+
+def _seconds(maximum: float, *, integer: bool = False) -> Bound:
+    """A duration that must be positive."""
+    if integer:
+        return Bound(minimum=1, maximum=maximum)
+    return Bound(minimum=0, maximum=maximum, kind="a number", above=True)
+
+
+_PORT = _count(65535)
+_RATIO = Bound(minimum=0, maximum=1, kind="a number")
+
+#: The range of every count, size, port, length, duration and interval of the recipe and the
+#: cluster config, by ``(JSON Schema $defs name, field)``; ``$root`` is the top level of
+#: ``srtslurm.yaml``. The structural check refuses a value outside it (with the range in the
+#: message) before anything is planned or divided by it.
+FIELD_BOUNDS: dict[tuple[str, str], Bound] = {
+    # allocation
+    ("ResourceConfig", "gpus_per_node"): _count(MAX_GPUS_PER_NODE),
+    ("$root", "gpus_per_node"): _count(MAX_GPUS_PER_NODE),
+    # 0: the v1 spelling of decode `colocate` (other roles need >= 1: roles_rules)
+    ("RoleConfig", "nodes"): _count(MAX_NODES, minimum=0),
+    ("RoleConfig", "workers"): _count(MAX_GPUS, minimum=0),
+    ("RoleConfig", "gpus"): _count(MAX_GPUS),
+    ("ServiceConfig", "nodes"): _count(MAX_NODES),
+    ("ServiceConfig", "cpus_per_task"): _count(4096),
+    ("FrontendConfig", "num_additional_frontends"): _count(1024, minimum=0),
+    ("TRTLLMBackend", "sequential_node_start"): _count(MAX_NODES, minimum=0),
+    ("VLLMFailoverConfig", "shadow_engines"): _count(MAX_GPUS, minimum=0),
+    ("MockerBackend", "data_parallel_size"): _count(MAX_GPUS),
+    ("MockerBackend", "num_workers"): _count(MAX_GPUS),
+    ("MockerBackend", "num_gpu_blocks_override"): _count(2**31 - 1),
+    ("MockerBackend", "max_num_seqs"): _count(1_000_000),
+    ("MockerBackend", "max_num_batched_tokens"): _count(MAX_TOKENS),
+    ("MockerBackend", "block_size"): _count(65_536),
+    ("MockerBackend", "speedup_ratio"): Bound(minimum=0, maximum=1e6, kind="a number", above=True),
+    ("MockerBackend", "decode_speedup_ratio"): Bound(
+        minimum=0, maximum=1e6, kind="a number", above=True
+    ),
+    ("MockerBackend", "startup_time"): Bound(minimum=0, maximum=_DAY, kind="a number"),
+    ("MockerBackend", "kv_transfer_bandwidth"): Bound(minimum=0, kind="a number", above=True),
+    # ports and HTTP
+    ("CpuPowerExporterConfig", "port"): _PORT,
+    ("DynamoConfig", "sidecar_port"): _PORT,
+    ("HttpProbe", "port"): _PORT,
+    ("TcpProbe", "port"): _PORT,
+    ("ServiceMetricsConfig", "port"): _PORT,
+    ("ServiceReadinessConfig", "port"): _PORT,
+    ("TelemetryExporterConfig", "port"): _PORT,
+    ("HttpProbe", "status"): _count(599, minimum=100),
+    # durations (seconds unless the name says ms)
+    ("HostSetupConfig", "timeout_seconds"): _seconds(_WEEK, integer=True),
+    ("ServiceReadinessConfig", "timeout_seconds"): _seconds(_WEEK, integer=True),
+    ("ServiceConfig", "build_timeout_seconds"): _seconds(_WEEK, integer=True),
+    ("DynamoConfig", "sidecar_startup_timeout"): _seconds(_WEEK, integer=True),
+    ("NsysObservabilityConfig", "report_timeout_secs"): _seconds(_WEEK, integer=True),
+    ("TelemetryConfig", "startup_timeout_seconds"): _seconds(_DAY),
+    ("TelemetryConfig", "request_timeout_seconds"): _seconds(3600),
+    ("TelemetryConfig", "collector_join_timeout_seconds"): _seconds(_DAY),
+    ("CpuPowerConfig", "startup_timeout_seconds"): _seconds(_DAY),
+    ("TachometerConfig", "shutdown_grace_secs"): Bound(minimum=0, maximum=_DAY, kind="a number"),
+    ("ProfilingConfig", "delay_secs"): _count(_DAY, minimum=0),
+    ("ProfilingConfig", "duration_secs"): _seconds(_DAY, integer=True),
+    ("ProfilingConfig", "benchmark_duration_secs"): _seconds(_WEEK, integer=True),
+    # intervals and attempts
+    ("HealthCheckConfig", "max_attempts"): _count(1_000_000),
+    ("HealthCheckConfig", "interval_seconds"): _seconds(3600, integer=True),
+    ("ServiceReadinessConfig", "interval_seconds"): _seconds(3600, integer=True),
+    ("TelemetryConfig", "collect_interval_ms"): _count(3_600_000),
+    ("TachometerConfig", "collect_interval_ms"): _count(3_600_000),
+    ("TachometerConfig", "sync_interval_secs"): _seconds(_DAY, integer=True),
+    ("TachometerConfig", "compaction_threads"): _count(1024),
+    ("CpuPowerConfig", "sample_interval_seconds"): _seconds(3600),
+    ("ReportingStatusConfig", "logging-stream-interval"): _seconds(_DAY),
+    ("AIAnalysisConfig", "pr_search_days"): _count(3650),
+    # restarts
+    ("RestartPolicy", "max_restarts"): _count(1000, minimum=0),
+    ("RestartPolicy", "backoff_seconds"): Bound(minimum=0, maximum=_DAY, kind="a number"),
+    ("RestartPolicy", "max_backoff_seconds"): Bound(minimum=0, maximum=_DAY, kind="a number"),
+    # profiling selection
+    ("ProfilingPhaseConfig", "start_step"): _count(10**9, minimum=0),
+    ("ProfilingPhaseConfig", "stop_step"): _count(10**9, minimum=0),
+    ("ProfilingPhaseConfig", "worker_index"): _count(MAX_GPUS, minimum=0),
+    ("ProfilingPhaseConfig", "worker_rank"): _count(MAX_GPUS, minimum=0),
+    ("DynamoConfig", "sidecar_context_length"): _count(MAX_TOKENS),
+    # benchmark lengths, counts and ratios (also checked, defensively, by srt-bench)
+    ("BenchmarkConfig", "isl"): _count(MAX_TOKENS),
+    ("BenchmarkConfig", "osl"): _count(MAX_TOKENS),
+    ("BenchmarkConfig", "max_tokens"): _count(MAX_TOKENS),
+    ("BenchmarkConfig", "max_context_length"): _count(MAX_TOKENS),
+    ("BenchmarkConfig", "num_prompts_mult"): _count(10_000),
+    ("BenchmarkConfig", "num_warmup_mult"): _count(10_000, minimum=0),
+    ("BenchmarkConfig", "num_requests"): _count(10_000_000),
+    ("BenchmarkConfig", "concurrency"): _count(1_000_000),
+    ("BenchmarkConfig", "num_examples"): _count(10_000_000),
+    ("BenchmarkConfig", "repeat"): _count(10_000),
+    ("BenchmarkConfig", "num_threads"): _count(10_000),
+    ("BenchmarkConfig", "num_shots"): _count(1000, minimum=0),
+    ("BenchmarkConfig", "ttft_threshold_ms"): _count(3_600_000),
+    ("BenchmarkConfig", "itl_threshold_ms"): _count(3_600_000),
+    ("BenchmarkConfig", "random_range_ratio"): _RATIO,
+    ("BenchmarkConfig", "temperature"): Bound(minimum=0, maximum=100, kind="a number"),
+    ("BenchmarkConfig", "top_p"): _RATIO,
+}
+
+#: Engine args (``roles.*.args``, either spelling: ``-`` or ``_``) that are GPU counts: the
+#: planner computes with the vLLM ones (replica size, data-parallel instances, GPUs per rank)
+#: and the builders pass the others to the engine as sizes. Each must be a positive integer or
+#: its digits as text, within PARALLEL_ARG_BOUND.
+PARALLEL_ARGS: frozenset[str] = frozenset(
+    {
+        # vLLM (srt_planner.engines.vllm.replica_size / data_parallel)
+        "tensor-parallel-size",
+        "pipeline-parallel-size",
+        "data-parallel-size",
+        # SGLang
+        "tp",
+        "tp-size",
+        "dp",
+        "dp-size",
+        "pp-size",
+        "ep-size",
+        # TensorRT-LLM (trtllm-serve flags)
+        "moe-expert-parallel-size",
+    }
+)
+PARALLEL_ARG_BOUND = _count(MAX_GPUS)
+
+#: The ``benchmark`` rows of FIELD_BOUNDS by field name (srt-bench's defensive check).
 BENCHMARK_BOUNDS: dict[str, Bound] = {
-    "isl": _COUNT,
-    "osl": _COUNT,
-    "max_tokens": _COUNT,
-    "num_prompts_mult": _COUNT,
-    "num_warmup_mult": _NON_NEGATIVE,
-    "num_requests": _COUNT,
-    "concurrency": _COUNT,
-    "num_examples": _COUNT,
-    "repeat": _COUNT,
-    "num_threads": _COUNT,
-    "max_context_length": _COUNT,
-    "num_shots": _NON_NEGATIVE,
-    "ttft_threshold_ms": _COUNT,
-    "itl_threshold_ms": _COUNT,
-    "random_range_ratio": Bound(minimum=0, maximum=1, kind="a number"),
-    "temperature": Bound(minimum=0, kind="a number"),
+    field: bound for (owner, field), bound in FIELD_BOUNDS.items() if owner == "BenchmarkConfig"
 }
 
 

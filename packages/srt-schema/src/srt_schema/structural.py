@@ -3,7 +3,8 @@
 msgspec stops at the first error; users want all of a file's mistakes at once. This walks the
 schema (the subset it uses: ``type``, ``enum``, ``anyOf``, ``$ref``, ``properties``,
 ``additionalProperties``, ``required``, ``items``) and reports each problem with its ``$.path``,
-the bad value and what is allowed. Only when it finds nothing is the value decoded with msgspec.
+the bad value and what is allowed, and every number outside its range in
+``registry.FIELD_BOUNDS``. Only when it finds nothing is the value decoded with msgspec.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from srt_schema.errors import Issue
+from srt_schema.registry import FIELD_BOUNDS, Bound
 
 __all__ = ["check_document", "coerce_at", "describe_node", "join_path"]
 
@@ -67,6 +69,9 @@ class _Checker:
     def __init__(self, schema: dict[str, Any], file: str) -> None:
         self.defs: dict[str, Any] = schema.get("$defs", {})
         self.file = file
+        # which $defs entry (or the top level) an object node is, for FIELD_BOUNDS
+        self.names: dict[int, str] = {id(schema): "$root"}
+        self.names.update((id(node), name) for name, node in self.defs.items())
 
     def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
         while "$ref" in node:
@@ -162,11 +167,22 @@ class _Checker:
                 continue
             sub = join_path(path, key)
             if key in props:
-                yield from self.check(props[key], item, sub)
+                found = list(self.check(props[key], item, sub))
+                yield from found
+                bound = FIELD_BOUNDS.get((self.names.get(id(node), ""), key))
+                if bound is not None and not found:
+                    yield from self._in_range(bound, key, item, sub)
             elif extra is False:
                 yield self.issue(sub, _unknown_key_message(key, list(props)))
             elif isinstance(extra, dict):
                 yield from self.check(extra, item, sub)
+
+    def _in_range(self, bound: Bound, key: str, value: Any, path: str) -> Iterator[Issue]:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and not bound.allows(value):
+            yield self.issue(
+                path, f"{_show(value)} is out of range; {key} must be {bound.describe()}"
+            )
 
 
 def _unknown_key_message(key: str, allowed: list[str]) -> str:

@@ -13,7 +13,6 @@ from srt_schema.formatting import unknown_placeholders
 from srt_schema.recipe import BenchmarkConfig
 from srt_schema.registry import (
     ACCURACY_EVALS,
-    BENCHMARK_BOUNDS,
     BENCHMARK_FIELDS,
     BENCHMARK_SHARED_FIELDS,
     FRONTENDS,
@@ -64,13 +63,7 @@ def benchmark(ctx: Context) -> Iterator[Issue]:
             f"benchmark.type '{bench.type}' does not use {', '.join(unused)}; fields it accepts: "
             f"{', '.join(sorted(accepted))}",
         )
-    for name, bound in BENCHMARK_BOUNDS.items():
-        value = values[name]
-        if value is not None and not bound.allows(value):
-            yield ctx.issue(
-                f"$.benchmark.{name}",
-                f"{value} is out of range; {name} must be {bound.describe()}",
-            )
+    # lengths, counts and ratios: registry.FIELD_BOUNDS (the structural check)
     if isinstance(bench.req_rate, str) and bench.req_rate != "inf":
         try:
             rate: float | None = float(bench.req_rate)
@@ -269,8 +262,6 @@ def misc(ctx: Context) -> Iterator[Issue]:
         for i, entry in enumerate(entries):
             if not entry.strip():
                 yield ctx.issue(f"$.host_setup.{key}[{i}]", f"host_setup.{key}[{i}] is empty")
-    if host.timeout_seconds < 1:
-        yield ctx.issue("$.host_setup.timeout_seconds", "must be at least 1")
     post = ctx.recipe.post_eval
     for i, name in enumerate(post.passthrough_env):
         if not _IDENTIFIER.match(name):
@@ -288,11 +279,8 @@ def misc(ctx: Context) -> Iterator[Issue]:
                 f"$.health_check.extra_fatal_log_patterns[{i}]",
                 f"{pattern!r} is not a valid regular expression: {exc}",
             )
-    hc = ctx.recipe.health_check
-    if hc.max_attempts < 1:
-        yield ctx.issue("$.health_check.max_attempts", "must be at least 1")
-    if hc.interval_seconds < 1:
-        yield ctx.issue("$.health_check.interval_seconds", "must be at least 1")
+    # host_setup.timeout_seconds, health_check.max_attempts / interval_seconds:
+    # registry.FIELD_BOUNDS (the structural check)
 
 
 def templates(ctx: Context) -> Iterator[Issue]:

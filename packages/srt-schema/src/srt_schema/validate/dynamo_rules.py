@@ -62,16 +62,9 @@ def source(ctx: Context) -> Iterator[Issue]:
 
 def sidecar_settings(ctx: Context) -> Iterator[Issue]:
     dynamo = ctx.recipe.dynamo
-    if not 1 <= dynamo.sidecar_port <= 65535:
-        yield ctx.issue(
-            "$.dynamo.sidecar_port", f"must be a port in 1..65535; got {dynamo.sidecar_port}"
-        )
-    if dynamo.sidecar_startup_timeout < 1:
-        yield ctx.issue("$.dynamo.sidecar_startup_timeout", "must be at least 1 second")
+    # sidecar_port, sidecar_startup_timeout, sidecar_context_length: registry.FIELD_BOUNDS
     if dynamo.sidecar_binary is not None and not dynamo.sidecar_binary.strip():
         yield ctx.issue("$.dynamo.sidecar_binary", "must be a non-empty string")
-    if dynamo.sidecar_context_length is not None and dynamo.sidecar_context_length < 1:
-        yield ctx.issue("$.dynamo.sidecar_context_length", "must be at least 1")
     engine = ctx.recipe.engine
     if dynamo.sidecar and isinstance(engine, VLLMBackend) and engine.dp_launch_mode != "per_node":
         yield ctx.issue(

@@ -251,15 +251,5 @@ def telemetry(ctx: Context) -> Iterator[Issue]:
             )
 
 
-def reporting(ctx: Context) -> Iterator[Issue]:
-    rep = ctx.recipe.reporting
-    if rep is None or rep.status is None:
-        return
-    interval = rep.status.logging_stream_interval
-    if interval is not None and not (math.isfinite(interval) and interval > 0):
-        yield ctx.issue(
-            "$.reporting.status.logging-stream-interval", "must be a finite number above 0"
-        )
-
-
-RULES = (profiling, observability, telemetry, reporting)
+# reporting.status.logging-stream-interval: its range is in registry.FIELD_BOUNDS
+RULES = (profiling, observability, telemetry)

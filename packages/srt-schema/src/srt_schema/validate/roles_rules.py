@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from srt_schema.errors import Issue
+from srt_schema.registry import PARALLEL_ARG_BOUND, PARALLEL_ARGS
 from srt_schema.roles import ROLE_NAMES
+from srt_schema.structural import join_path
 from srt_schema.validate.context import Context
 
 __all__ = ["RULES"]
@@ -48,10 +50,7 @@ def role_nodes(ctx: Context) -> Iterator[Issue]:
                 f"roles.{name} has workers but no nodes; set `nodes:` (decode may also be "
                 "`colocate`)",
             )
-        if config.workers is not None and config.workers < 0:
-            yield ctx.issue(f"{path}.workers", f"must be at least 0; got {config.workers}")
-        if config.gpus is not None and config.gpus < 1:
-            yield ctx.issue(f"{path}.gpus", f"must be at least 1; got {config.gpus}")
+        # workers and gpus: ranges in registry.FIELD_BOUNDS (the structural check)
         if config.container is not None and not config.container.strip():
             yield ctx.issue(f"{path}.container", "container must be a non-empty string")
 
@@ -173,4 +172,46 @@ def sidecars(ctx: Context) -> Iterator[Issue]:
             )
 
 
-RULES = (role_names, role_nodes, colocate, engines, role_engine_features, sidecars)
+def parallel_args(ctx: Context) -> Iterator[Issue]:
+    """Engine args that are GPU counts (registry.PARALLEL_ARGS) are positive integers: the
+    planner divides by them and multiplies with them."""
+    bound = PARALLEL_ARG_BOUND
+    for name, config in ctx.recipe.roles.items():
+        for key, value in config.args.items():
+            if key.replace("_", "-") not in PARALLEL_ARGS:
+                continue
+            path = join_path(f"$.roles.{name}.args", key)
+            count = _count_of(value)
+            if count is None:
+                shown = repr(value) if isinstance(value, str) else _plain(value)
+                yield ctx.issue(
+                    path,
+                    f"{shown[:200]} is not a whole number; {key} must be {bound.describe()} "
+                    "(a GPU count)",
+                )
+            elif not bound.allows(count):
+                yield ctx.issue(path, f"{count} is out of range; {key} must be {bound.describe()}")
+
+
+def _count_of(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdecimal() and len(text) <= 18:
+        return int(text)
+    return None
+
+
+def _plain(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return str(value)
+
+
+RULES = (role_names, role_nodes, colocate, engines, role_engine_features, sidecars, parallel_args)
