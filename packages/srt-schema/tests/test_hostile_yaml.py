@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -335,3 +336,17 @@ def test_migrate_refuses_nesting_past_what_libyaml_reads() -> None:
 def test_migrate_keeps_its_own_duplicate_key_message() -> None:
     with pytest.raises(MigrationError, match="duplicate key 'a' at line 2"):
         migrate_text("a: 1\na: 2\n", file="v1.yaml")
+
+
+def test_srt_schema_validate_reports_a_non_utf8_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from srt_schema.__main__ import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"schema: 2\nname: caf\xe9\n")
+    assert main(["validate", "--no-cluster", str(bad)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"{bad}: not UTF-8 text: byte 0xe9 at offset 19 (line 2) invalid continuation byte; "
+        "save the file as UTF-8"
+    )

@@ -16,6 +16,7 @@ import msgspec
 from srt_schema.discovery import find_cluster_config, read_cluster_config
 from srt_schema.errors import Issue, RecipeError
 from srt_schema.load import load_recipe_text
+from srt_schema.yamlio import decode_yaml_bytes
 
 EXIT_OK = 0
 EXIT_INVALID = 2
@@ -42,11 +43,12 @@ def _files(args: list[str]) -> list[Path]:
 def _validate(path: Path, cluster: object) -> _Result:
     file = str(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         issue = Issue(file=file, path="$", message=f"cannot read: {exc.strerror or exc}")
         return _Result(file=file, ok=False, jobs=0, errors=(issue,))
     try:
+        text = decode_yaml_bytes(data, file=file)
         jobs = load_recipe_text(text, file=file, cluster=cluster)  # type: ignore[arg-type]
     except RecipeError as exc:
         return _Result(file=file, ok=False, jobs=0, errors=exc.issues)
