@@ -67,6 +67,8 @@ class Case:
     stdin: bytes = b""
     env: dict[str, str] = field(default_factory=dict)
     stdout: bool = False
+    #: A further line the output must hold.
+    contains: str = ""
     #: Extra check on the scratch folder after the run.
     after: Callable[[Path], None] | None = None
 
@@ -125,6 +127,28 @@ CASES: tuple[Case, ...] = (
         2,
         f"error: b.yaml: {NOT_UTF8}",
         files={"b.yaml": b"schema: 2\nname: \xff\xfe\n"},
+    ),
+    Case(
+        "folder-with-a-not-utf8-file-checks-the-others",
+        ("validate", "-f", "dir"),
+        2,
+        f"error: dir/b.yaml: {NOT_UTF8}",
+        files={"dir/a.yaml": RECIPE, "dir/b.yaml": b"schema: 2\nname: \xff\xfe\n"},
+        contains="1 of 2 file(s) failed",
+    ),
+    Case(
+        "empty-file-argument",
+        ("validate", "-f", ""),
+        2,
+        "error: -f '': empty path; name a recipe file, a folder or - for stdin",
+    ),
+    Case(
+        "selector-longer-than-a-file-name",
+        ("dry-run", "-f", "o.yaml:override_" + "a" * 5000),
+        2,
+        "error: o.yaml: override 'override_" + "a" * 190 + "... (5011 characters) not found; "
+        "available: override_two, zip_override_isl[i]",
+        files={"o.yaml": OVERRIDES},
     ),
     Case(
         "not-utf8-stdin",
@@ -370,6 +394,8 @@ def test_hostile_input_is_one_message_and_its_exit_code(case: Case, tmp_path: Pa
     else:
         assert lines[0] == expected, output
     assert sum(line.startswith(("error:", "✗")) for line in lines) == 1, output
+    if case.contains:
+        assert case.contains in lines, output
     if case.after is not None:
         case.after(d)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from srt_cli.errors import CliUsageError, translated
+from srt_cli.errors import CliError, CliUsageError, translated
 
 __all__ = ["Source", "expand_spec", "read_file", "read_sources", "read_stdin", "split_spec"]
 
@@ -27,11 +27,31 @@ class Source:
     selector: str | None = None
     #: The file on disk (None for stdin).
     path: Path | None = None
+    #: Why a file found in a folder could not be read; it is reported as that file's failure
+    #: when its turn comes, and the folder's other files still run.
+    unreadable: CliError | None = None
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name longer than the file system allows, ...
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    return _exists(path) and path.is_dir()
+
+
+def _is_file(path: Path) -> bool:
+    return _exists(path) and path.is_file()
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
     """``file:selector`` -> (file, selector); a path that exists as given is never split."""
-    if spec == STDIN or Path(spec).exists() or ":" not in spec:
+    if not spec:
+        raise CliUsageError("-f '': empty path; name a recipe file, a folder or - for stdin")
+    if spec == STDIN or _exists(Path(spec)) or ":" not in spec:
         return spec, None
     head, _, selector = spec.rpartition(":")
     if not selector:
@@ -47,14 +67,15 @@ def expand_spec(spec: str) -> list[tuple[Path | None, str | None]]:
     if target == STDIN:
         return [(None, selector)]
     path = Path(target)
-    if path.is_dir():
+    if _is_dir(path):
         if selector is not None:
             raise CliUsageError(f"-f {spec!r}: a selector needs a file, not a directory")
-        files = sorted({*path.rglob("*.yaml"), *path.rglob("*.yml")})
+        found = {*path.rglob("*.yaml"), *path.rglob("*.yml")}
+        files = sorted(f for f in found if f.is_file())
         if not files:
             raise CliUsageError(f"-f {target}: no *.yaml or *.yml files in this directory")
         return [(f, None) for f in files]
-    if not path.is_file():
+    if not _is_file(path):
         raise CliUsageError(f"-f {target}: no such file or directory")
     return [(path, selector)]
 
@@ -93,11 +114,17 @@ def read_sources(specs: tuple[str, ...], stdin: IO[str]) -> list[Source]:
     """Every file named by ``specs``, read; stdin may be given once."""
     out: list[Source] = []
     for spec in specs:
+        named = Path(split_spec(spec)[0])
         for path, selector in expand_spec(spec):
             if path is None:
                 out.append(Source(label="<stdin>", text=read_stdin(stdin), selector=selector))
-            else:
-                out.append(
-                    Source(label=str(path), text=read_file(path), selector=selector, path=path)
-                )
+                continue
+            try:
+                text = read_file(path)
+            except CliError as exc:
+                if path == named:
+                    raise  # the file named on the command line: the command cannot run
+                out.append(Source(label=str(path), text="", path=path, unreadable=exc))
+                continue
+            out.append(Source(label=str(path), text=text, selector=selector, path=path))
     return out

@@ -47,6 +47,8 @@ def load_jobs(
 
     from srt_schema.load import load_recipe_text
 
+    if source.unreadable is not None:
+        raise source.unreadable
     with translated():
         jobs = load_recipe_text(
             source.text,
