@@ -319,6 +319,19 @@ CASES: tuple[Case, ...] = (
         "error: job local-20260101T000000Z: no job folder {d}/outputs/local-20260101T000000Z; "
         "pass -o <output base> if the job was written elsewhere",
     ),
+    *(
+        Case(
+            f"{command}-status-file-is-a-folder",
+            (command, "local-20260101T000000Z"),
+            4,
+            "error: {d}/outputs/local-20260101T000000Z/status.json: cannot be read: Is a directory",
+            files={
+                "outputs/local-20260101T000000Z/logs/": "",
+                "outputs/local-20260101T000000Z/status.json/": "",
+            },
+        )
+        for command in ("status", "cancel")
+    ),
     Case(
         "cluster-config-not-utf8",
         ("validate", "-f", "r.yaml"),

@@ -218,6 +218,8 @@ def _read_json_file(path: Path, decode: Any) -> Any:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a folder where the file should be, no permission, ...
+        raise SlurmError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
     try:
         return decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -245,6 +247,8 @@ def read_events(job_dir: Path) -> list[StatusEvent]:
         lines = path.read_bytes().splitlines()
     except FileNotFoundError:
         return []
+    except OSError as exc:
+        raise SlurmError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
     decoder = msgspec.json.Decoder(StatusEvent)
     events = []
     for line in lines:
@@ -285,7 +289,7 @@ def sweep_log(job_dir: Path, job_id: str) -> Path:
 def _log_messages(path: Path) -> list[tuple[str, str]]:
     try:
         text = path.read_text(errors="replace")
-    except FileNotFoundError:
+    except OSError:  # missing, or not a readable file: no messages to show
         return []
     found: list[tuple[str, str]] = []
     for line in text.splitlines():
@@ -356,7 +360,7 @@ def _bench_progress(log_dir: Path, plan: JobPlan | None) -> str | None:
             with path.open("rb") as handle:
                 handle.seek(max(0, handle.seek(0, 2) - _PROGRESS_BYTES))
                 tail = handle.read().decode(errors="replace")
-        except FileNotFoundError:
+        except OSError:
             continue
         for line in tail.splitlines():
             if line.startswith(_BENCH_PREFIX):
@@ -461,8 +465,8 @@ _PROC = Path("/proc")
 def read_recorded_pid(job_dir: Path) -> int | None:
     """``pid`` in status.json, if the runtime records it (StatusEvent ignores it otherwise)."""
     try:
-        doc = json.loads((job_dir / "status.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        doc = json.loads((job_dir / "status.json").read_bytes())
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8 or not JSON: no pid recorded
         return None
     pid = doc.get("pid") if isinstance(doc, dict) else None
     return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
