@@ -117,8 +117,8 @@ def test_e4_overlap_is_rejected() -> None:
             8,
         )
     assert str(info.value) == (
-        "$.roles.decode: decode worker 0 does not fit: GPU 0 of n0 already belongs to prefill worker 0; colocated "
-        "roles must fit in the GPUs the earlier roles leave free (check roles.decode.gpus and "
+        "$.roles.decode: decode worker 0 does not fit: GPU 0 of n0 already belongs to prefill "
+        "worker 0; colocated roles must fit in the GPUs the earlier roles leave free (check roles.decode.gpus and "
         "roles.decode.workers)"
     )
 
@@ -135,6 +135,6 @@ def test_e4_running_out_of_nodes_is_a_planning_error() -> None:
         )
     assert str(info.value) == (
         "$.roles.decode: decode worker 1 needs 2 GPU(s) but the 2 worker node(s) x 8 GPUs (n[0-1]) "
-        "are used up by the workers before it; raise roles.decode.nodes or lower roles.decode.workers / "
-        "roles.decode.gpus"
+        "are used up by the workers before it; raise roles.decode.nodes or lower "
+        "roles.decode.workers / roles.decode.gpus"
     )
