@@ -118,8 +118,8 @@ def test_e4_overlap_is_rejected() -> None:
         )
     assert str(info.value) == (
         "$.roles.decode: decode worker 0 does not fit: GPU 0 of n0 already belongs to prefill "
-        "worker 0; colocated roles must fit in the GPUs the earlier roles leave free (check roles.decode.gpus and "
-        "roles.decode.workers)"
+        "worker 0; colocated roles must fit in the GPUs the earlier roles leave free (check "
+        "roles.decode.gpus and roles.decode.workers)"
     )
 
 

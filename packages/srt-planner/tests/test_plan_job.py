@@ -328,7 +328,8 @@ def test_role_over_its_node_budget_is_named(
         plan_job(make_recipe(roles=roles), cluster, "n[0-2]", "1")
     assert str(info.value) == (
         "$.roles.prefill: prefill does not fit: 2 worker(s) x 8 GPU(s) need more than the 1 "
-        "node(s) x 8 GPUs of roles.prefill.nodes; raise roles.prefill.nodes or lower roles.prefill.workers / .gpus"
+        "node(s) x 8 GPUs of roles.prefill.nodes; raise roles.prefill.nodes or lower "
+        "roles.prefill.workers / .gpus"
     )
 
 
