@@ -8,6 +8,7 @@ that nothing printed a traceback, that the output names one error, and the messa
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -421,20 +422,40 @@ def test_a_one_megabyte_value_gives_a_short_message(tmp_path: Path) -> None:
     assert done.stderr.startswith("error: big.yaml: $.name: '" + "x" * 199 + "... (1000002 char")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
 def test_a_read_only_output_folder_is_exit_4(tmp_path: Path) -> None:
+    """Without write permission (a user) or on a read-only mount (root, who may write anywhere
+    else: the mount lives in a private mount namespace and vanishes with the command)."""
     (tmp_path / "r.yaml").write_text(RECIPE)
     out = tmp_path / "ro"
     out.mkdir()
-    out.chmod(0o555)
-    try:
-        done = _run(("apply", "-f", "r.yaml", "--local", "--no-preflight", "-o", "ro"), tmp_path)
-    finally:
-        out.chmod(0o755)
+    args = ("apply", "-f", "r.yaml", "--local", "--no-preflight", "-o", "ro")
+    if os.geteuid() == 0:
+        assert shutil.which("unshare"), "util-linux unshare is needed to test a read-only folder"
+        script = (
+            f"mount --bind {out} {out} && mount -o remount,bind,ro {out} && "
+            f"exec {shlex.join([SRTCTL, *args])}"
+        )
+        done = subprocess.run(
+            ["unshare", "-m", "sh", "-c", script],
+            cwd=tmp_path,
+            env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin:/usr/sbin:/sbin"},
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        reason = "(Read-only file system"
+    else:
+        out.chmod(0o555)
+        try:
+            done = _run(args, tmp_path)
+        finally:
+            out.chmod(0o755)
+        reason = "(Permission denied"
     assert "Traceback" not in done.stderr
     assert done.returncode == 4, done.stderr
     assert done.stderr.startswith(f"error: cannot write the job folder {out}/local-")
-    assert "(Permission denied" in done.stderr
+    assert reason in done.stderr, done.stderr
 
 
 # ------------------------------------------------------------------ the last line of defence
