@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from srt_schema.errors import bound_message
+
 __all__ = ["HostlistError", "PlannerError", "PlanningError"]
 
 
 class PlannerError(Exception):
-    """Base of every error srt-planner raises."""
+    """Base of every error srt-planner raises. Its message is bounded (``bound_message``): a
+    recipe value echoed in it shows at most ~200 characters, the fix after it is kept."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(bound_message(message))
 
 
 class PlanningError(PlannerError):
