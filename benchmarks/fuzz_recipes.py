@@ -13,6 +13,7 @@ seconds kills the worker and counts as a hang. The script prints the counts and 
 examples of every failure class:
 
     uv run python benchmarks/fuzz_recipes.py [--cases 20000] [--seed 1] [--hang 5] [--mem-mib 2048]
+        [--max-seconds S]
 """
 
 from __future__ import annotations
@@ -375,12 +376,23 @@ class Runner:
             self.proc.kill()
 
 
-def fuzz(count: int, seed: int, *, hang: float = 5.0, mem_mib: int = 2048) -> Report:
+def fuzz(
+    count: int,
+    seed: int,
+    *,
+    hang: float = 5.0,
+    mem_mib: int = 2048,
+    max_seconds: float | None = None,
+) -> Report:
+    """Run ``count`` cases (fewer if ``max_seconds`` runs out first)."""
     sources = read_sources()
     report = Report()
     runner = Runner(hang, mem_mib)
+    deadline = time.monotonic() + max_seconds if max_seconds is not None else None
     try:
         for case in cases(count, seed, sources):
+            if deadline is not None and time.monotonic() > deadline:
+                break
             report.add(case, runner.run(case))
     finally:
         runner.close()
@@ -393,9 +405,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--hang", type=float, default=5.0, help="seconds before a case is a hang")
     parser.add_argument("--mem-mib", type=int, default=2048, help="memory limit of the worker")
+    parser.add_argument("--max-seconds", type=float, default=None, help="stop after this long")
     args = parser.parse_args()
     started = time.perf_counter()
-    report = fuzz(args.cases, args.seed, hang=args.hang, mem_mib=args.mem_mib)
+    report = fuzz(
+        args.cases, args.seed, hang=args.hang, mem_mib=args.mem_mib, max_seconds=args.max_seconds
+    )
     elapsed = time.perf_counter() - started
     print(f"cases: {sum(report.counts.values())} (seed {args.seed}) in {elapsed:.1f} s")
     for outcome in ("loaded", "refused"):
