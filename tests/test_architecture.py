@@ -1,4 +1,5 @@
-"""The import table of ARCHITECTURE.md §2, enforced by an AST scan of every package."""
+"""The import table of docs/design.md#packages-and-imports, enforced by an AST scan of every
+package."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Carving the allocation (planner-and-runtime.md E11, E12, E13)."""
+"""Carving the allocation (docs/planner.md#carving: E11, E12, E13)."""
 
 from __future__ import annotations
 

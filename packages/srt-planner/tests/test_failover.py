@@ -1,4 +1,5 @@
-"""vLLM shadow-engine failover (planner-and-runtime.md §1.6, §3.4, §4.2, §5.3-§5.5)."""
+"""vLLM shadow-engine failover (docs/planner.md#vllm, #services,
+#health-gate, #failure-and-restart)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def test_every_worker_gets_a_shadow_engine_on_its_gpus(
         assert "--gms-shadow-mode" in spec.argv
         assert spec.preamble[-1] == "mkdir -p /dev/shm/srtctl-77/agg_1"
     assert _flag(shadow.argv, "--dump-config-to") == "/logs/n0_agg_w1_config_e1.json"
-    # Shadows are not counted by the health gate (§5.4).
+    # Shadows are not counted by the health gate (docs/planner.md#health-gate).
     assert plan.health.expected_decode == 2
 
 

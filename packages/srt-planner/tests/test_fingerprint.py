@@ -1,5 +1,6 @@
 """The worker fingerprint capture in the step preamble, and the identity the runtime checks
-(planner-and-runtime.md §3.4, §5.8; telemetry-bench-reporting.md §3.6)."""
+(docs/planner.md#worker-environment, #container-preparation;
+docs/telemetry-and-bench.md#identity-and-fingerprints)."""
 
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def test_vllm_shadow_engines_do_not_capture(
     serving, shadow = _workers(plan)["agg_0_n0"], _workers(plan)["agg_0_n0_e1"]
     assert any("fingerprint_agg_w0.json" in line for line in serving.preamble)
     assert not any("srt_fingerprint.py" in line for line in shadow.preamble)
-    # The failover mkdir stays last, after the capture (§5.8 preamble order).
+    # The failover mkdir stays last, after the capture (docs/planner.md#container-preparation
+    # preamble order).
     assert serving.preamble[-1].startswith("mkdir -p ")
     assert "srt_fingerprint.py" in serving.preamble[-2]
 

@@ -1,4 +1,4 @@
-"""GPU packing: the worked examples of planner-and-runtime.md §1.11 and the Q7 validations."""
+"""GPU packing: the worked examples of docs/planner.md#gpu-packing and the Q7 validations."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The post_eval process: mode from the environment, argv placeholders, env, placement
-(telemetry-bench-reporting.md §3.5)."""
+(docs/telemetry-and-bench.md#post-eval)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Property tests over generated recipes and node lists (ARCHITECTURE.md §6, property tier)."""
+"""Property tests over generated recipes and node lists (docs/design.md#test-tiers, property
+tier)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Dynamo sidecar mode (planner-and-runtime.md §1.6, §3.4, §4.1): SGLang engine + sidecar."""
+"""Dynamo sidecar mode (docs/planner.md#ports, #worker-environment, #sglang): SGLang engine +
+sidecar."""
 
 from __future__ import annotations
 

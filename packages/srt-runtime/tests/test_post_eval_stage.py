@@ -1,6 +1,6 @@
 """The post_eval stage: RUN_EVAL after a benchmark that exited 0 (a failure only warns) and
-EVAL_ONLY instead of the benchmark (its exit code is the job's), telemetry-bench-reporting.md
-§3.5, with scripted processes and the LocalLauncher."""
+EVAL_ONLY instead of the benchmark (its exit code is the job's), docs/telemetry-and-bench.md
+docs/telemetry-and-bench.md#post-eval, with scripted processes and the LocalLauncher."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ PKG = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = PKG / "schema"
 OUT_DIR = PKG / "src" / "srt_schema"
 
-# Defaults the schema gives only in prose (cli-and-config.md §8 confirms each).
+# Defaults the schema gives only in prose (docs/recipes.md#schema-defaults confirms each).
 PROSE_DEFAULTS: dict[tuple[str, str], Any] = {
     ("OutputConfig", "log_dir"): "./outputs/{job_id}/logs",
     ("RoleConfig", "restart"): "never",

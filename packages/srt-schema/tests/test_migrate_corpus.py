@@ -56,7 +56,8 @@ def corpus_id(path: Path) -> str:
     return path.relative_to(corpus_root() / "v1").as_posix()
 
 
-# ------------------------------------------------------------------- expansion (§3.4, §3.5)
+# ------------------------------------------------------------------- expansion
+# (docs/recipes.md#override-files, #sweeps)
 
 
 def expand_overrides(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -70,7 +71,8 @@ def expand_overrides(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def first_sweep_point(recipe: dict[str, Any]) -> dict[str, Any]:
-    """The recipe with its ``sweep`` replaced by the first grid point (spec §3.5)."""
+    """The recipe with its ``sweep`` replaced by the first grid point (spec
+    docs/recipes.md#sweeps)."""
     if not isinstance(recipe.get("sweep"), dict):
         return recipe
     return expand_sweep(recipe, file="m")[0].document
@@ -112,7 +114,8 @@ def schema_errors(text: str) -> list[str]:
     return sorted(set(found))
 
 
-# Checks the JSON Schema cannot express but the schema-2 loader makes (spec §3.8, §3.11); they
+# Checks the JSON Schema cannot express but the schema-2 loader makes (spec
+# docs/recipes.md#engine-and-roles, #validation-catalogue); they
 # are written from the spec, independently of the migration code.
 REGISTERED_BENCHMARKS = frozenset(
     {"manual", "sa-bench", "sglang-bench", "gsm8k", "mmlu", "gpqa", "longbenchv2", "lm-eval",

@@ -1,4 +1,5 @@
-"""One test per rule of the validation catalogue, by exact message (cli-and-config.md §3.11)."""
+"""One test per rule of the validation catalogue, by exact message
+(docs/recipes.md#validation-catalogue)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """srt-telemetry installed alone: a fresh virtual environment with only this package, its
-`--help`, and a real scrape that imports no other `srt_*` module (ARCHITECTURE.md §2)."""
+`--help`, and a real scrape that imports no other `srt_*` module
+(docs/design.md#packages-and-imports)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def check_in_range(name: str, value: float | None) -> None:
 DEFAULT_RANDOM_RANGE_RATIO = 0.8
 DEFAULT_NUM_PROMPTS_MULT = 10
 DEFAULT_NUM_WARMUP_MULT = 2
-#: Warmup arrival rate in requests/s (spec Q17: a named setting defaulting to 250).
+#: Warmup arrival rate in requests/s (Q17: a named setting defaulting to 250).
 WARMUP_REQUEST_RATE = 250.0
 
 

@@ -1,4 +1,5 @@
-"""The sa-bench per-phase result JSON (`results_concurrency_<c>_gpus_<n>[...].json`, spec §2.4.1).
+"""The sa-bench per-phase result JSON (`results_concurrency_<c>_gpus_<n>[...].json`, spec
+docs/telemetry-and-bench.md#sa-bench-results).
 
 Key names and units follow the reference so tools that read srt-slurm results keep working.
 Latencies are milliseconds; a metric that could not be measured is null, and the reason is under

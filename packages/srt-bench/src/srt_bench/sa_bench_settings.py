@@ -25,7 +25,7 @@ from srt_schema.registry import (
 
 __all__ = ["SaBenchSettings", "SlowDown", "build_sa_bench_settings", "result_dir_name"]
 
-#: The frontend behind which SGLang `/slow_down` applies (spec Q2).
+#: The frontend behind which SGLang `/slow_down` applies (Q2).
 SLOW_DOWN_FRONTEND = ROUTER_BENCH_FRONTEND
 
 

@@ -28,7 +28,7 @@ class Edge:
 
     @property
     def runner_name(self) -> str | None:
-        """``RUNNER_NAME`` overrides the Slurm job name (cli-and-config.md §6.3)."""
+        """``RUNNER_NAME`` overrides the Slurm job name (docs/recipes.md#job-naming)."""
         return self.environ.get("RUNNER_NAME") or None
 
 

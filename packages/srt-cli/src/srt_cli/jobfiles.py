@@ -1,4 +1,4 @@
-"""What goes into ``<output>/<job_id>/`` at submit time (ARCHITECTURE.md §5).
+"""What goes into ``<output>/<job_id>/`` at submit time (docs/design.md#files-a-run-writes).
 
 Pure builders (config text, metadata, lock) plus one writer. The runtime later adds logs, status
 and the end-of-run part of ``recipe.lock.yaml``.
@@ -52,7 +52,7 @@ def build_metadata(
     tags: Sequence[str],
     serve_only: bool,
 ) -> dict[str, Any]:
-    """``<job_id>.json`` (cli-and-config.md §6.7, roles in schema-2 terms)."""
+    """``<job_id>.json`` (docs/recipes.md#job-record, roles in schema-2 terms)."""
     recipe = planned.job.recipe
     roles = {
         name: {"nodes": role.nodes, "workers": role.workers, "gpus": role.gpus}

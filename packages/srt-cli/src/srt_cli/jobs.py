@@ -1,7 +1,7 @@
 """Reading a job folder (``<output>/<job_id>/``) and asking Slurm about jobs, for the job commands
 (status, logs, cancel, monitor).
 
-The folder is what the runtime writes (ARCHITECTURE.md §5): ``status.json`` and
+The folder is what the runtime writes (docs/design.md#files-a-run-writes): ``status.json`` and
 ``status_events.jsonl`` (``srt_runtime.status.StatusEvent``), ``plan.json``
 (``srt_planner.plan.JobPlan``), ``logs/sweep_<job_id>.log`` (the supervisor's log),
 ``logs/benchmark-rollup.json`` (srt_bench.rollup) and ``<job_id>.json`` (apply's metadata).

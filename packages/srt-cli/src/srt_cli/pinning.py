@@ -1,4 +1,5 @@
-"""Pin ``source.rev`` to a commit at submit (cli-and-config.md §4.3), with ``git ls-remote``.
+"""Pin ``source.rev`` to a commit at submit (docs/recipes.md#source-pinning), with ``git
+ls-remote``.
 
 Every mapping under a ``source`` key with ``git`` and ``rev`` but no ``sha`` gets ``sha``. A rev
 that cannot be resolved leaves a warning and the job fetches the ref by name.

@@ -1,5 +1,5 @@
 """Pre-submit checks: the model folder, container images and telemetry binaries exist where the
-cluster config says (cli-and-config.md §3.12). Reads the filesystem and PATH; submits nothing.
+cluster config says (docs/recipes.md#preflight). Reads the filesystem and PATH; submits nothing.
 """
 
 from __future__ import annotations

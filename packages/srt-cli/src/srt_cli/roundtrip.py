@@ -2,7 +2,8 @@
 (with its comments and key order) brought in line with the variant's resolved value.
 
 Keys the variant does not have are removed, changed values replaced, new keys appended, and
-``schema`` inserted first when the variant has it and the base does not (cli-and-config.md §1.9).
+``schema`` inserted first when the variant has it and the base does not
+(docs/recipes.md#resolve-override).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""How many nodes a job asks for, and the ``#SBATCH`` request (planner-and-runtime.md §1.3, §1.10).
+"""How many nodes a job asks for, and the ``#SBATCH`` request (docs/planner.md#node-count,
+#heterogeneous-jobs).
 
 Node count = engine-role nodes + pool nodes + dedicated nodes. Dedicated nodes are requested by
 ``placement.node: dedicated`` on infra-class services (etcd, nats, mooncake-master), the frontend
@@ -67,7 +68,7 @@ def role_node_count(recipe: Recipe) -> int:
 
     vLLM P/D colocation (``allow_prefill_decode_colocation``) packs both roles by
     ``ceil(total GPUs / gpus_per_node)`` when they fit one node, or across nodes when
-    ``allow_prefill_decode_colocation_across_nodes`` is on (cli-and-config.md §1.8.1).
+    ``allow_prefill_decode_colocation_across_nodes`` is on (docs/recipes.md#dry-run-output).
     """
     roles = resolve_roles(recipe)
     gpn = recipe.resources.gpus_per_node

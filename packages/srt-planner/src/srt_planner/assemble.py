@@ -88,7 +88,7 @@ def _serves(recipe: Recipe, *, serve_only: bool, request: EvalRequest) -> bool:
 def _registered_instances(
     recipe: Recipe, expanded: tuple[tuple[WorkerProcess, ...], ...]
 ) -> dict[str, int]:
-    """Dynamo instances per role for vLLM data parallelism (planner-and-runtime.md §5.4)."""
+    """Dynamo instances per role for vLLM data parallelism (docs/planner.md#health-gate)."""
     if recipe.frontend.type != "dynamo":
         return {}
     counts: dict[str, int] = {}
@@ -280,8 +280,8 @@ def plan_job(
     request = eval_request or EvalRequest()
     serves = _serves(recipe, serve_only=serve_only, request=request)
     if serve_only:
-        # --serve-only: no benchmark and no eval, whatever the recipe or EVAL_ONLY say (spec
-        # cli-and-config.md §1.5).
+        # --serve-only: no benchmark and no eval, whatever the recipe or EVAL_ONLY say
+        # (docs/recipes.md#apply).
         request = EvalRequest()
     bench: list[ProcessSpec] = []
     bench_files: list[GeneratedFile] = []
@@ -294,7 +294,7 @@ def plan_job(
         bench, bench_files, bench_config = build_benchmark(ctx, layout, routers, flat)
         evals, eval_files = build_post_eval(ctx, layout, request)
     if request.mode == "eval_only":
-        # EVAL_ONLY: the eval replaces the benchmark (spec §3.5).
+        # EVAL_ONLY: the eval replaces the benchmark (docs/telemetry-and-bench.md#post-eval).
         bench, bench_files, bench_config = [], [], None
     telemetry, telemetry_files = build_telemetry(ctx, [*services, *workers, *frontends])
     processes = [*setup, *services, *workers, *frontends, *telemetry, *bench, *evals]

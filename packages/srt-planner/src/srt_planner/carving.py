@@ -1,4 +1,5 @@
-"""Carve the granted node list into head / infra / bench, worker nodes and pools (§1.4, §1.10)."""
+"""Carve the granted node list into head / infra / bench, worker nodes and pools
+(docs/planner.md#carving, #heterogeneous-jobs)."""
 
 from __future__ import annotations
 

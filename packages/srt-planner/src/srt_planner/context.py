@@ -26,7 +26,7 @@ __all__ = [
     "python_of",
 ]
 
-#: The Dynamo release installed when ``dynamo.source`` is unset (planner-and-runtime.md Q14).
+#: The Dynamo release installed when ``dynamo.source`` is unset (docs/planner.md, Q14).
 DEFAULT_DYNAMO_VERSION = "1.6.1"
 
 FrontendType = Literal[

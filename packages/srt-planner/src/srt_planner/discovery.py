@@ -1,6 +1,6 @@
 """Dynamo discovery plane: which of etcd / NATS the job needs and the URLs processes get.
 
-NATS only when a plane uses it (planner-and-runtime.md Q3): the request or event plane is ``nats``
+NATS only when a plane uses it (docs/planner.md, Q3): the request or event plane is ``nats``
 or the recipe declares a ``nats`` service. A declared service with ``external`` replaces the
 launched one and its URL is what processes are pointed at. On the local launcher a Dynamo job
 needs no etcd: its processes find each other through files in the log directory
@@ -88,7 +88,8 @@ def discovery_env(ctx: PlanContext) -> dict[str, str]:
 
 
 def mooncake_env(ctx: PlanContext, node: str, role_env: dict[str, str]) -> dict[str, str]:
-    """Mooncake variables for workers when the job has a Mooncake master (§3.4 layer 7)."""
+    """Mooncake variables for workers when the job has a Mooncake master
+    (docs/planner.md#worker-environment layer 7)."""
     declared = _declared(ctx.recipe, "mooncake-master")
     if declared is None or not declared.enabled:
         return {}
@@ -108,7 +109,8 @@ def mooncake_env(ctx: PlanContext, node: str, role_env: dict[str, str]) -> dict[
 def kvbm_env(
     leader_address: str, multi_node: bool, port: int | None, role_env: dict[str, str]
 ) -> dict[str, str]:
-    """KVBM leader variables when ``DYN_CONNECTOR=kvbm`` (§3.4 layer 9, set-if-absent)."""
+    """KVBM leader variables when ``DYN_CONNECTOR=kvbm`` (docs/planner.md#worker-environment layer
+    9, set-if-absent)."""
     if role_env.get("DYN_CONNECTOR") != "kvbm" or port is None:
         return {}
     env = {

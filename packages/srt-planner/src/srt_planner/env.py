@@ -1,4 +1,5 @@
-"""Environment layering and ``{node}`` / ``{node_id}`` templating (planner-and-runtime.md §3.4).
+"""Environment layering and ``{node}`` / ``{node_id}`` templating
+(docs/planner.md#worker-environment).
 
 Layers are merged lowest first; a later layer wins key by key. Only the placeholders a layer
 documents are replaced; any other ``{...}`` stays literally (shell and JSON values survive).

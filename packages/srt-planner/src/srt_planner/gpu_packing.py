@@ -1,4 +1,4 @@
-"""Endpoint allocation: which GPUs of which nodes each worker gets (planner-and-runtime.md §1.5).
+"""Endpoint allocation: which GPUs of which nodes each worker gets (docs/planner.md#gpu-packing).
 
 One cursor ``(node, offset)`` walks the worker nodes: prefill endpoints, then decode, then agg.
 Unlike the reference, every layout is checked before it is returned (Q7): a worker that runs off

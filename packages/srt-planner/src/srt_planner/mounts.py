@@ -1,4 +1,4 @@
-"""Container mounts of every containerized step (planner-and-runtime.md §3.2).
+"""Container mounts of every containerized step (docs/planner.md#mounts).
 
 Order: built-ins (log dir -> /logs, model dir -> /model), cluster ``default_mounts``, recipe
 ``extra_mount``, recipe ``container_mounts``; a later entry with the same container path replaces

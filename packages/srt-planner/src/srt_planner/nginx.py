@@ -1,4 +1,4 @@
-"""nginx in front of several frontends (planner-and-runtime.md §4.6, nginx)."""
+"""nginx in front of several frontends (docs/planner.md#frontends, nginx)."""
 
 from __future__ import annotations
 

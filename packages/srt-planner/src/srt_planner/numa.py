@@ -1,4 +1,4 @@
-"""The CPU/NUMA binding wrapper of TRT-LLM workers (planner-and-runtime.md §3.6), as a plan file.
+"""The CPU/NUMA binding wrapper of TRT-LLM workers (docs/planner.md#numa-binding), as a plan file.
 
 ``numa_cpu_bind.sh [--bind-memory] <cmd...>`` finds the physical GPU of this MPI task
 (``CUDA_VISIBLE_DEVICES[SLURM_LOCALID]``, else ``SLURM_LOCALID``), its PCI bus id (``nvidia-smi``),

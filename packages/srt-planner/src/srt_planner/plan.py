@@ -44,7 +44,7 @@ class _Struct(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 ProcessKind = Literal["service", "worker", "frontend", "proxy", "telemetry", "benchmark"]
 
-#: The order the supervisor starts things in (ARCHITECTURE.md §4).
+#: The order the supervisor starts things in (docs/design.md#supervisor-stages).
 StartPhase = Literal[
     "host_setup",
     "infra",
@@ -204,7 +204,7 @@ class GeneratedFile(_Struct, frozen=True, kw_only=True):
 
 
 class NodeRoles(_Struct, frozen=True, kw_only=True):
-    """Which node plays which part (planner-and-runtime.md §1.1, §1.4)."""
+    """Which node plays which part (docs/planner.md#node-roles, #carving)."""
 
     head: str
     infra: str
@@ -214,7 +214,7 @@ class NodeRoles(_Struct, frozen=True, kw_only=True):
 
 
 class HealthGate(_Struct, frozen=True, kw_only=True):
-    """How the supervisor decides the deployment is ready (planner-and-runtime.md §5.4)."""
+    """How the supervisor decides the deployment is ready (docs/planner.md#health-gate)."""
 
     family: Literal["dynamo", "router", "direct", "trtllm_serve", "none"]
     url: str

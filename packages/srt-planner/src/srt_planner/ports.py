@@ -1,4 +1,4 @@
-"""Port plan: per-kind allocators (planner-and-runtime.md §1.6).
+"""Port plan: per-kind allocators (docs/planner.md#ports).
 
 Every port is handed out once by the allocator of its kind; nothing derives one port from another.
 Kinds with a per-node scope restart on every node. On the local launcher every "node" of the plan
@@ -64,7 +64,8 @@ class _KindSpec(msgspec.Struct, frozen=True):
     span: int
 
 
-#: Bases and strides follow the reference (§1.6). Each kind owns ``[base, base + span)`` so two
+#: Bases and strides follow the reference (docs/planner.md#ports). Each kind owns ``[base, base +
+#: span)`` so two
 #: kinds never meet: job-wide counters (sys, kv_events, nixl, ...) wrap around inside their range
 #: on jobs with more processes than the range holds (the reference's counters ran into the next
 #: kind's ports there, e.g. the 201st kv-events port is the first nixl port). Processes sharing a

@@ -1,5 +1,5 @@
 """Shell run inside a step before its program: setup script, Dynamo install and the worker
-fingerprint capture (planner-and-runtime.md §3.4, §5.8)."""
+fingerprint capture (docs/planner.md#worker-environment, #container-preparation)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def dynamo_install(ctx: PlanContext) -> tuple[str, ...]:
     if source is not None and source.wheel:
         install = f"pip install --break-system-packages --quiet {shlex.quote(source.wheel)}"
     elif source is not None and (source.git or source.rev):
-        # `rev` alone means the upstream repository (cli-and-config.md §3.11.4); the pinned
+        # `rev` alone means the upstream repository (docs/recipes.md#dynamo-rules); the pinned
         # `sha` (filled in by `srtctl apply`) wins over the ref name.
         repo = source.git or DYNAMO_GIT_URL
         ref = source.sha or source.rev or "HEAD"

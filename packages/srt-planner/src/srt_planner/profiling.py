@@ -1,4 +1,4 @@
-"""Profiling and automatic Nsight capture as plan data (telemetry-bench-reporting.md §4).
+"""Profiling and automatic Nsight capture as plan data (docs/telemetry-and-bench.md#profiling).
 
 ``profiling.type`` nsys / nsys-time wrap the worker program in ``nsys profile``; torch sets the
 engines' profiler directory. Step windows travel as env (``PROFILE_<ROLE>_START_STEP``...) and as

@@ -1,4 +1,4 @@
-"""Render the sbatch script of an ``AllocationRequest`` (planner-and-runtime.md §2).
+"""Render the sbatch script of an ``AllocationRequest`` (docs/planner.md#sbatch-script).
 
 Deterministic: directives in a fixed order then the merged ``sbatch_directives`` sorted by key,
 every value shell-quoted, no timestamps, nothing read from the environment (the job name override

@@ -1,6 +1,6 @@
 """What each service kind brings: default command, ports, readiness probe, phase, criticality.
 
-Kinds (planner-and-runtime.md §5.3): etcd, nats (infra phase), mooncake-master, mooncake-store,
+Kinds (docs/planner.md#services): etcd, nats (infra phase), mooncake-master, mooncake-store,
 ray, gms, lmcache-server (before workers), generic and the exporters (after the frontend).
 """
 

@@ -1,5 +1,5 @@
 """Service sources: the checkout a service runs from (``services[].source``, ``build_command``,
-``build_timeout_seconds``; planner-and-runtime.md §5.3).
+``build_timeout_seconds``; docs/planner.md#services).
 
 A service with a ``source`` gets one-shot steps at the start of its start phase, before any
 service of that phase starts (``order`` below every service's):

@@ -1,8 +1,9 @@
 """Implied and declared services: etcd, NATS, Mooncake, exporters, generic, pools, sidecars.
 
 Effective list = implied services first (a declared service of the same name replaces it;
-``enabled: false`` drops it), then declared services in order (planner-and-runtime.md §5.3).
-Placement (§1.7), instance naming and per-worker sidecars (§1.9).
+``enabled: false`` drops it), then declared services in order (docs/planner.md#services).
+Placement (docs/planner.md#placement), instance naming and per-worker sidecars
+(docs/planner.md#services-pools-and-sidecars).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""srun argv construction (planner-and-runtime.md §3.1, §3.3).
+"""srun argv construction (docs/planner.md#srun-steps).
 
 ``render_srun`` is the only place that knows srun's flag order. The container flags appear only
 for container runtime ``pyxis``; with ``none`` the same step runs natively on the node.

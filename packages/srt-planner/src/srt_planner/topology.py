@@ -1,4 +1,4 @@
-"""Endpoints -> worker processes with their ports (planner-and-runtime.md §1.5, §1.6)."""
+"""Endpoints -> worker processes with their ports (docs/planner.md#gpu-packing, #ports)."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def _expand_endpoint(
         if wanted.get("DYN_CONNECTOR") == "kvbm":
             ports["kvbm_zmq"] = allocator.take("kvbm_zmq", node)
         if sidecars and rank == 0:
-            # Only the leader exposes native gRPC and runs the sidecar (§4.1).
+            # Only the leader exposes native gRPC and runs the sidecar (docs/planner.md#sglang).
             ports["sidecar_grpc"] = allocator.take("sidecar_grpc", node)
         ports.update(shared)
         ports.update(_engine_ports(engine, allocator, node, rank, len(endpoint.nodes)))

@@ -1,4 +1,5 @@
-"""Worker ProcessSpecs: env precedence, GPU masks, srun steps (planner-and-runtime.md §3.4-3.5)."""
+"""Worker ProcessSpecs: env precedence, GPU masks, srun steps (docs/planner.md#worker-environment,
+#mpi-endpoints)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ __all__ = ["AllocationFacts", "read_facts"]
 
 
 class AllocationFacts(msgspec.Struct, frozen=True, kw_only=True):
-    """What the job was granted (planner-and-runtime.md §8)."""
+    """What the job was granted (docs/planner.md#allocation-facts)."""
 
     job_id: str
     #: The allocation's hostlist expression (``node-[01-04]``).

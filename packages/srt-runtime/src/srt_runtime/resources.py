@@ -1,4 +1,4 @@
-"""The resource record of a run (``logs/resource_snapshot.json``, planner-and-runtime.md §5.1):
+"""The resource record of a run (``logs/resource_snapshot.json``, docs/planner.md#resource-record):
 what CPUs the supervisor's node got, and a warning when there is less than one CPU per GPU."""
 
 from __future__ import annotations

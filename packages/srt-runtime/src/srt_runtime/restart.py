@@ -1,7 +1,7 @@
 """The restart policy state machine and its record, ``logs/worker_restarts.json``.
 
 :func:`decide` and :func:`backoff_for` are pure; :class:`RestartBook` accumulates the endpoints
-and decisions of one job and renders the JSON document (planner-and-runtime.md §5.5).
+and decisions of one job and renders the JSON document (docs/planner.md#failure-and-restart).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """One whole run: stages in order, then cleanup on every path, then the final record.
 
-Order (ARCHITECTURE.md §4): host_setup -> infra -> before_workers (incl. model staging one-shots)
+Order (docs/design.md#supervisor-stages): host_setup -> infra -> before_workers (incl. model staging
+one-shots)
 -> workers -> frontends -> health gate -> after_frontend -> telemetry -> benchmark -> post_eval
 -> (terminal services wait / serving) -> cleanup -> host teardown -> diagnosis -> lock, status.
 

@@ -36,7 +36,7 @@ _WAKE_SECONDS = 0.1
 
 def restart_unit(spec: ProcessSpec) -> str:
     """The key a process restarts under: (role, index, engine), so a vLLM shadow engine restarts
-    on its own, never together with its serving engine (planner-and-runtime.md §5.5)."""
+    on its own, never together with its serving engine (docs/planner.md#failure-and-restart)."""
     base = f"{spec.role}_{spec.index}"
     return f"{base}_e{spec.engine}" if spec.engine else base
 

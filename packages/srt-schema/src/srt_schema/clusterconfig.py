@@ -2,7 +2,7 @@
 
 Unlike the reference, a cluster file with an unknown key or a wrong type is an error that names
 it (ClusterConfigError), never a silent "no cluster config" that renders ``--partition=default``.
-Defaults are applied to the raw document before typing (cli-and-config.md §2.3, §2.4).
+Defaults are applied to the raw document before typing (docs/recipes.md#cluster-config).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from srt_schema.yamlio import parse_yaml
 
 __all__ = ["apply_cluster_defaults", "parse_cluster_config"]
 
-#: Keys whose string value is a container image and may be an alias (§2.4).
+#: Keys whose string value is a container image and may be an alias
+#: (docs/recipes.md#cluster-config).
 _IMAGE_KEYS = frozenset({"container", "container_image", "image", "nginx_container"})
 #: Subtrees never searched for container aliases.
 _OPAQUE_KEYS = frozenset(
@@ -94,7 +95,8 @@ def _dump(value: msgspec.Struct) -> dict[str, Any]:
 
 
 def apply_cluster_defaults(doc: dict[str, Any], cluster: ClusterConfig | None) -> dict[str, Any]:
-    """A copy of the raw recipe with the cluster's defaults and aliases applied (§2.3 order)."""
+    """A copy of the raw recipe with the cluster's defaults and aliases applied
+    (docs/recipes.md#cluster-config order)."""
     out = copy.deepcopy(doc)
     if cluster is None:
         return out

@@ -1,4 +1,5 @@
-"""FormattablePath: ``{placeholder}`` templates, ``$VARS`` and ``~`` (cli-and-config.md §3.9).
+"""FormattablePath: ``{placeholder}`` templates, ``$VARS`` and ``~``
+(docs/recipes.md#paths-and-templates).
 
 ``output.log_dir`` and both sides of every ``container_mounts`` entry are templates, formatted
 when the job's values are known. Pure: the environment, home and working folder are parameters.

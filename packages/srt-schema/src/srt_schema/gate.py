@@ -18,7 +18,7 @@ __all__ = [
 
 CURRENT_SCHEMA = 2
 
-#: Keys that exist only in the pre-2.0 layout (cli-and-config.md §3.3), as dotted paths.
+#: Keys that exist only in the pre-2.0 layout (docs/recipes.md#schema-gate), as dotted paths.
 V1_ONLY_KEYS: tuple[str, ...] = (
     "backend",
     "infra",

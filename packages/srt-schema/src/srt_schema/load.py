@@ -1,4 +1,4 @@
-"""The recipe loading pipeline (cli-and-config.md §3.1), every step a pure function.
+"""The recipe loading pipeline (docs/recipes.md#loading-pipeline), every step a pure function.
 
 text ─parse_yaml─▶ raw ─--set/--unset─▶ override variants ─schema gate─▶ cluster defaults
      ─sweep expansion─▶ engine normalisation ─structural check─▶ msgspec Recipe ─cross-field rules─▶

@@ -1,10 +1,11 @@
-"""Raw-document steps between the schema gate and typing (cli-and-config.md §3.7).
+"""Raw-document steps between the schema gate and typing (docs/recipes.md#engine-and-roles).
 
 An engine mapping without ``type`` means SGLang; per-role keys inside it are refused with a
 message that says where they belong. Digit strings in ``benchmark.concurrencies`` lists become
 integers (the same list may also be written as the string ``"4x8"``).
 
-The engine-config expansions of §3.10 (span-logging env, TRT-LLM perf-stat defaults) are engine
+The engine-config expansions of docs/recipes.md#engine-config-expansions (span-logging env, TRT-LLM
+perf-stat defaults) are engine
 defaults and live in the planner's command builders, so a loaded Recipe is exactly what the user
 wrote plus cluster defaults.
 """

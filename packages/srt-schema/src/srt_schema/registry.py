@@ -141,7 +141,7 @@ SERVICE_KINDS: dict[str, ServiceKind] = {
     ),
 }
 
-#: Fields every benchmark type accepts (cli-and-config.md §3.11.8).
+#: Fields every benchmark type accepts (docs/recipes.md#benchmark-rules).
 BENCHMARK_SHARED_FIELDS: frozenset[str] = frozenset(
     {
         "type",

@@ -1,6 +1,6 @@
 """Roles and engines, resolved: GPUs per worker, colocation, and each role's engine struct.
 
-cli-and-config.md §3.7-§3.8. The recipe keeps what the user wrote; these functions derive the
+docs/recipes.md#engine-and-roles. The recipe keeps what the user wrote; these functions derive the
 numbers the planner needs, so there is one place that knows the defaulting rules.
 """
 

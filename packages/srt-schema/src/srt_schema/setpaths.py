@@ -1,4 +1,4 @@
-"""``--set KEY=VALUE`` and ``--unset KEY`` on a raw recipe document (cli-and-config.md §3.6).
+"""``--set KEY=VALUE`` and ``--unset KEY`` on a raw recipe document (docs/recipes.md#set-and-unset).
 
 Paths: ``a.b.c``, ``a.b[2].c``, and quoted segments that may hold dots (``mounts."/a/b.c"``).
 Values are YAML-typed (``720`` is an int, ``"720"`` a string, ``[4, 8]`` a list); a value that

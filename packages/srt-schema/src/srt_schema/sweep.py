@@ -1,6 +1,6 @@
 """``sweep:`` grid expansion: one job per combination, ``{placeholder}`` substitution, job names.
 
-cli-and-config.md §3.5. A string that is exactly ``"{key}"`` becomes the value with its YAML type,
+docs/recipes.md#sweeps. A string that is exactly ``"{key}"`` becomes the value with its YAML type,
 then takes the type its field accepts (``concurrencies: "{c}"`` with ``c: [4, 8]`` is ``[4]``, then
 ``[8]``: see ``structural.coerce_at``); any other string gets ``str(value)`` (lists comma-joined)
 in place of each known ``{key}``.

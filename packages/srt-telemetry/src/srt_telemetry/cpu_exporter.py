@@ -5,7 +5,7 @@
 GET/HEAD path -> 404 `Not Found`; any other method -> 405 with `Allow: GET, HEAD`. Query strings
 are ignored; every response closes the connection; request headers must arrive within 5 s; at
 most `max_connections` (64) connections are served at once, further ones are closed at accept.
-Source order for `auto`: DCGM first, then ACPI (recipe schema, spec Q1); the in-job collector
+Source order for `auto`: DCGM first, then ACPI (recipe schema, Q1); the in-job collector
 (`cpu-power collect`) uses ACPI first.
 """
 

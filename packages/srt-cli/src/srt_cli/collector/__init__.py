@@ -1,7 +1,8 @@
 """``srtctl status-server``: a status collector on SQLite, standard library only.
 
-It speaks the protocol the product's own reporters use (telemetry-bench-reporting.md §3.1 and
-§3.2): job records and lifecycle events from ``srt_runtime.reporting.status``, log and capture
+It speaks the protocol the product's own reporters use (docs/telemetry-and-bench.md#status-api and
+docs/telemetry-and-bench.md#log-streaming): job records and lifecycle events from
+``srt_runtime.reporting.status``, log and capture
 chunks from ``srt_runtime.reporting.stream``. One job per module:
 
 - :mod:`~srt_cli.collector.protocol`: the wire format, validated (pure)

@@ -1,4 +1,5 @@
-"""Requests to answers: the collector's route table (telemetry-bench-reporting.md §3.1, §3.2).
+"""Requests to answers: the collector's route table (docs/telemetry-and-bench.md#status-api,
+#log-streaming).
 
 :func:`handle` takes a parsed :class:`Request` (already authorised, body already read within the
 size limit) and the stores, and returns a :class:`Response`; it never touches a socket. HEAD is

@@ -5,7 +5,7 @@ is WAL so readers never wait for a writer, and one connection is shared by the s
 behind a lock; every write is one ``BEGIN IMMEDIATE`` transaction, so two collectors on the same
 file cannot interleave a read-modify-write either.
 
-Rules (telemetry-bench-reporting.md §3.1): a PUT for an unknown job creates it (named from
+Rules (docs/telemetry-and-bench.md#status-api): a PUT for an unknown job creates it (named from
 ``metadata.job_name``, else shown as ``job-<id>``); a POST for a known job never changes its
 status, it only fills identity (the earlier ``submitted_at`` wins, empty fields are filled,
 metadata is merged without overwriting); an event is appended only when ``(status, stage,

@@ -1,4 +1,5 @@
-"""Uploaded log and capture bytes on disk, idempotent by offset (telemetry-bench-reporting.md §3.2).
+"""Uploaded log and capture bytes on disk, idempotent by offset
+(docs/telemetry-and-bench.md#log-streaming).
 
 Layout: ``<root>/<job_id>/logs/<relative path>`` and ``<root>/<job_id>/captures/out-N.parquet``;
 the root sits next to the database (``status.db`` -> ``status.db-uploads/``). The bytes stored

@@ -1,4 +1,4 @@
-"""Role ``args`` mappings -> CLI flags (planner-and-runtime.md §4, common rules)."""
+"""Role ``args`` mappings -> CLI flags (docs/planner.md#engine-command-lines, common rules)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ATOM worker command (planner-and-runtime.md §4.5)."""
+"""ATOM worker command (docs/planner.md#atom-and-tilert)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 Every worker gets a directory ``<shared_dir>/srtctl-<job_id>/<role>_<index>`` on its node that
 the ``gms`` service (GPU Memory Service, one instance per worker) and all engines of the worker
 see: the GMS sockets and the election lock ``failover.lock`` live there. Engine 0 and the shadow
-engines run the same command with their own ports on the same GPUs (planner-and-runtime.md §1.6,
-§3.4, §4.2).
+engines run the same command with their own ports on the same GPUs (docs/planner.md#ports,
+docs/planner.md#worker-environment, #vllm).
 """
 
 from __future__ import annotations

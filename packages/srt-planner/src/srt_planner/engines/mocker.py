@@ -1,4 +1,4 @@
-"""Dynamo mocker worker command (planner-and-runtime.md §4.4; flags of ai-dynamo 1.6.1).
+"""Dynamo mocker worker command (docs/planner.md#mocker; flags of ai-dynamo 1.6.1).
 
 Every ``MockerBackend`` field maps to one ``python -m dynamo.mocker`` flag; optional fields are
 passed only when set (or, for ``decode_speedup_ratio`` / ``num_workers``, when not the default).

@@ -1,4 +1,4 @@
-"""SGLang worker command (planner-and-runtime.md §4.1)."""
+"""SGLang worker command (docs/planner.md#sglang)."""
 
 from __future__ import annotations
 

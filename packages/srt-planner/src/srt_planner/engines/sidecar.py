@@ -1,4 +1,5 @@
-"""Dynamo sidecar mode: a native engine and its Dynamo sidecar in one step (§4.1, §1.6).
+"""Dynamo sidecar mode: a native engine and its Dynamo sidecar in one step (docs/planner.md#sglang,
+#ports).
 
 The engine serves native gRPC on the loopback port ``sidecar_grpc`` (``dynamo.sidecar_port``
 and up, one per sidecar process); the sidecar (``python3 -m dynamo.<framework>.sidecar`` or

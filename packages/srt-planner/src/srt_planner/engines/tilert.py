@@ -1,4 +1,4 @@
-"""TileRT decode server command (planner-and-runtime.md §4.5)."""
+"""TileRT decode server command (docs/planner.md#atom-and-tilert)."""
 
 from __future__ import annotations
 

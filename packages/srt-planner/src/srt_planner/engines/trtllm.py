@@ -1,4 +1,4 @@
-"""TRT-LLM endpoint command (planner-and-runtime.md §4.3, §3.5, §3.6).
+"""TRT-LLM endpoint command (docs/planner.md#trt-llm, #mpi-endpoints, #numa-binding).
 
 One MPI srun per endpoint; the role ``args`` become the engine YAML file
 ``trtllm_config_<role>.yaml``, a generated file of the plan.

@@ -1,4 +1,4 @@
-"""vLLM worker command (planner-and-runtime.md §4.2): Dynamo, direct ``vllm serve``, router."""
+"""vLLM worker command (docs/planner.md#vllm): Dynamo, direct ``vllm serve``, router."""
 
 from __future__ import annotations
 

@@ -215,7 +215,7 @@ def health_gate(
     """How the supervisor decides the deployment is ready (expected worker counts per family).
 
     ``instances`` overrides the per-role count of registered instances (vLLM data parallelism
-    registers one instance per node-local process or per DP rank, §5.4).
+    registers one instance per node-local process or per DP rank, docs/planner.md#health-gate).
     """
     health = ctx.recipe.health_check
     base = public_url(ctx, layout)

@@ -1,4 +1,5 @@
-"""Frontend layout shared by every family: where frontends run and on which ports (§1.8)."""
+"""Frontend layout shared by every family: where frontends run and on which ports
+(docs/planner.md#frontend-layout)."""
 
 from __future__ import annotations
 

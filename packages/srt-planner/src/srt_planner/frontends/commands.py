@@ -1,4 +1,4 @@
-"""Command lines of each frontend family (planner-and-runtime.md §4.6)."""
+"""Command lines of each frontend family (docs/planner.md#frontends)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""AI failure analysis (telemetry-bench-reporting.md §3.4): after a failed run, send the prompt
+"""AI failure analysis (docs/telemetry-and-bench.md#ai-analysis): after a failed run, send the
+prompt
 and the tails of the run's logs to an OpenRouter-compatible chat-completions API and write the
 answer to ``<log_dir>/ai_analysis.md``; ``ai_analysis.log`` records the steps.
 

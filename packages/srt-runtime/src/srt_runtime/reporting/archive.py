@@ -1,5 +1,5 @@
 """``bundle.tar.zst``: the files matched by ``reporting.s3.archive``, packed into one archive
-(telemetry-bench-reporting.md §3.3).
+(docs/telemetry-and-bench.md#s3-upload).
 
 Compression: the Debian ``zstd`` command (level 3, all cores) reading a tar stream on stdin, so
 the runtime needs no compiled Python dependency; without ``zstd`` on PATH the bundle falls back

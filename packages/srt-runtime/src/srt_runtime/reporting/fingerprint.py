@@ -1,4 +1,4 @@
-"""Per-worker runtime fingerprint (telemetry-bench-reporting.md §3.6).
+"""Per-worker runtime fingerprint (docs/telemetry-and-bench.md#identity-and-fingerprints).
 
 This module imports only the standard library so that its source can run on its own inside a
 worker container that does not have srt installed::

@@ -1,4 +1,5 @@
-"""Identity verification (telemetry-bench-reporting.md §3.6): the recipe's ``identity`` block
+"""Identity verification (docs/telemetry-and-bench.md#identity-and-fingerprints): the recipe's
+``identity`` block
 checked against what the run observed (the first worker fingerprint, or this interpreter).
 
 Rules: ``model.repo`` passes when it equals the observed ``hf_repo`` or ``model_id``, fails when

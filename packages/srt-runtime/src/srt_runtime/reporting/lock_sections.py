@@ -1,4 +1,4 @@
-"""The reporting parts of ``recipe.lock.yaml``'s ``lock:`` mapping (cli-and-config.md §4.1), as
+"""The reporting parts of ``recipe.lock.yaml``'s ``lock:`` mapping (docs/recipes.md#lockfile), as
 plain data for the supervisor's lockfile writer: ``verification``, ``fingerprints``,
 ``resolved``, ``resource_snapshot``, ``results``, the documented key order and ``integrity``.
 """

@@ -1,4 +1,5 @@
-"""One job's reporting, wired into the supervisor with three calls (spec §3.8 ordering).
+"""One job's reporting, wired into the supervisor with three calls (spec
+docs/telemetry-and-bench.md#end-of-job-order ordering).
 
 ::
 

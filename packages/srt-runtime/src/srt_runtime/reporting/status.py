@@ -1,4 +1,4 @@
-"""Job lifecycle events to the status collectors (telemetry-bench-reporting.md §3.1).
+"""Job lifecycle events to the status collectors (docs/telemetry-and-bench.md#status-api).
 
 A :class:`StatusReporter` owns one background thread and a bounded queue: :meth:`send` never
 blocks and never raises, so a collector that is down, slow or misconfigured cannot delay or fail
@@ -56,7 +56,8 @@ JobStage = Literal[
     "starting", "head_infrastructure", "preflight", "workers", "frontend", "benchmark", "cleanup"
 ]
 
-#: Seconds per request (connect, read, write, pool) and attempts per endpoint (spec §3.1).
+#: Seconds per request (connect, read, write, pool) and attempts per endpoint (spec
+#: docs/telemetry-and-bench.md#status-api).
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_ATTEMPTS = 2
 DEFAULT_QUEUE_SIZE = 1000

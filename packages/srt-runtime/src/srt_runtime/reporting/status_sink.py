@@ -1,4 +1,4 @@
-"""The supervisor's lifecycle events as status-API updates (telemetry-bench-reporting.md §3.1).
+"""The supervisor's lifecycle events as status-API updates (docs/telemetry-and-bench.md#status-api).
 
 :class:`RemoteStatusSink` is a ``StatusSink``: it hands every event to the local sink first (so
 ``status.json`` / ``status_events.jsonl`` always have it), then queues the matching
@@ -48,7 +48,8 @@ def build_started_metadata(
     affinity_cpus: int | None = None,
     cpu_warning: str | None = None,
 ) -> dict[str, Any]:
-    """The ``metadata`` of the first (``starting``) update, spec §3.1 (pure; nulls left out)."""
+    """The ``metadata`` of the first (``starting``) update, spec
+    docs/telemetry-and-bench.md#status-api (pure; nulls left out)."""
     workers = {
         f"{role}_workers": config.workers
         for role, config in sorted(recipe.roles.items())

@@ -1,4 +1,5 @@
-"""Live log and capture streaming to the status collectors (telemetry-bench-reporting.md §3.2).
+"""Live log and capture streaming to the status collectors
+(docs/telemetry-and-bench.md#log-streaming).
 
 Every ``interval`` seconds a daemon thread flushes: for each endpoint, each log file under the
 log directory (suffix ``.out .err .log .csv .jsonl``, sorted) is sent from the byte offset that

@@ -1,4 +1,5 @@
-"""Drop benchmark fields the benchmark type never reads (spec §5.3 rule 3, benchmark; §3.11.8).
+"""Drop benchmark fields the benchmark type never reads (docs/recipes.md#migration rule 3,
+benchmark; docs/recipes.md#benchmark-rules).
 
 The schema-2 loader rejects a field that a type does not use, while v1 ignored it silently, so a
 v1 recipe often carries, say, ``isl`` under ``type: gsm8k``. Unregistered types are left alone.

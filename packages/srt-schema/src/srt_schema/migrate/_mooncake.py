@@ -1,4 +1,5 @@
-"""``backend.mooncake_kv_store`` -> a ``mooncake-master`` service plus role env (spec §5.3)."""
+"""``backend.mooncake_kv_store`` -> a ``mooncake-master`` service plus role env (spec
+docs/recipes.md#migration)."""
 
 from __future__ import annotations
 

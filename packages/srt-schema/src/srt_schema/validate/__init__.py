@@ -1,4 +1,4 @@
-"""The cross-field validation catalogue (cli-and-config.md §3.11), checked in order.
+"""The cross-field validation catalogue (docs/recipes.md#validation-catalogue), checked in order.
 
 Every rule sees the whole recipe and yields Issues; all of them are collected, so a user sees
 every problem of a file in one run.

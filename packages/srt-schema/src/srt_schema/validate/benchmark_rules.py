@@ -1,4 +1,4 @@
-"""Rules for ``benchmark`` and the remaining blocks (cli-and-config.md §3.11.8-9)."""
+"""Rules for ``benchmark`` and the remaining blocks (docs/recipes.md#benchmark-rules)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rules for ``dynamo`` (cli-and-config.md §3.11.4)."""
+"""Rules for ``dynamo`` (docs/recipes.md#dynamo-rules)."""
 
 from __future__ import annotations
 

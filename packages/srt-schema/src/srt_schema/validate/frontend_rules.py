@@ -1,4 +1,5 @@
-"""Rules for ``frontend``, placements and heterogeneous jobs (cli-and-config.md §3.11.2-3)."""
+"""Rules for ``frontend``, placements and heterogeneous jobs (docs/recipes.md#frontend-rules,
+#loading-pipeline)."""
 
 from __future__ import annotations
 

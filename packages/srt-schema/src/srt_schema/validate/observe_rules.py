@@ -1,5 +1,5 @@
 """Rules for ``profiling``, ``observability``, ``telemetry`` and ``reporting``
-(cli-and-config.md §3.11.5-6)."""
+(docs/recipes.md#observability-rules)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rules for ``roles`` and engines (cli-and-config.md §3.7, §3.8, §3.11.1)."""
+"""Rules for ``roles`` and engines (docs/recipes.md#engine-and-roles, #roles-rules)."""
 
 from __future__ import annotations
 

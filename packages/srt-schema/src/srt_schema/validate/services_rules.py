@@ -1,4 +1,4 @@
-"""Rules for ``services`` (cli-and-config.md §3.11.7)."""
+"""Rules for ``services`` (docs/recipes.md#services-rules)."""
 
 from __future__ import annotations
 
