@@ -1,4 +1,4 @@
-"""vLLM shadow-engine failover (docs/planner.md#vllm, #services,
+"""vLLM shadow-engine failover (docs/planner.md#ports, #worker-environment, #vllm, #services,
 #health-gate, #failure-and-restart)."""
 
 from __future__ import annotations

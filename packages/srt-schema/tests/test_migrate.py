@@ -1,5 +1,5 @@
-"""Unit tests of the v1 -> v2 migration, one transformation rule at a time (spec
-docs/recipes.md#migration)."""
+"""Unit tests of the v1 -> v2 migration, one transformation rule at a time
+(docs/recipes.md#migration)."""
 
 from __future__ import annotations
 

@@ -56,8 +56,7 @@ def corpus_id(path: Path) -> str:
     return path.relative_to(corpus_root() / "v1").as_posix()
 
 
-# ------------------------------------------------------------------- expansion
-# (docs/recipes.md#override-files, #sweeps)
+# ----------------------------------------- expansion (docs/recipes.md#override-files, #sweeps)
 
 
 def expand_overrides(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -71,8 +70,7 @@ def expand_overrides(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def first_sweep_point(recipe: dict[str, Any]) -> dict[str, Any]:
-    """The recipe with its ``sweep`` replaced by the first grid point (spec
-    docs/recipes.md#sweeps)."""
+    """The recipe with its ``sweep`` replaced by the first grid point (docs/recipes.md#sweeps)."""
     if not isinstance(recipe.get("sweep"), dict):
         return recipe
     return expand_sweep(recipe, file="m")[0].document
@@ -114,9 +112,9 @@ def schema_errors(text: str) -> list[str]:
     return sorted(set(found))
 
 
-# Checks the JSON Schema cannot express but the schema-2 loader makes (spec
-# docs/recipes.md#engine-and-roles, #validation-catalogue); they
-# are written from the spec, independently of the migration code.
+# Checks the JSON Schema cannot express but the schema-2 loader makes
+# (docs/recipes.md#engine-and-roles, #validation-catalogue); they are written from the spec,
+# independently of the migration code.
 REGISTERED_BENCHMARKS = frozenset(
     {"manual", "sa-bench", "sglang-bench", "gsm8k", "mmlu", "gpqa", "longbenchv2", "lm-eval",
      "router", "mooncake-router", "trace-replay", "agentperf", "custom"}

@@ -1,4 +1,4 @@
-"""The sa-bench per-phase result JSON (`results_concurrency_<c>_gpus_<n>[...].json`, spec
+"""The sa-bench per-phase result JSON (`results_concurrency_<c>_gpus_<n>[...].json`,
 docs/telemetry-and-bench.md#sa-bench-results).
 
 Key names and units follow the reference so tools that read srt-slurm results keep working.

@@ -1,6 +1,5 @@
-"""`benchmark-rollup.json` and `benchmark-rollup.csv` (docs/telemetry-and-bench.md#rollup),
-field names and units as in
-the reference so tools that read srt-slurm results keep working.
+"""`benchmark-rollup.json` and `benchmark-rollup.csv` (docs/telemetry-and-bench.md#rollup), field
+names and units as in the reference so tools that read srt-slurm results keep working.
 
 `build_*` functions are pure; `write_rollup` and `read_*` do the file I/O.
 """

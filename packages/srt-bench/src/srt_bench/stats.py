@@ -1,10 +1,9 @@
 """Latency and throughput statistics of one phase (pure).
 
 Definitions (docs/telemetry-and-bench.md#sa-bench-results): TTFT per request; TPOT = (latency -
-TTFT) / (output_tokens - 1) for
-requests with more than one output token; ITL = gaps between consecutive text-carrying chunks,
-pooled over requests; E2EL = request latency. A metric no request could measure is reported as
-unmeasured with the reason, never as zero.
+TTFT) / (output_tokens - 1) for requests with more than one output token; ITL = gaps between
+consecutive text-carrying chunks, pooled over requests; E2EL = request latency. A metric no request
+could measure is reported as unmeasured with the reason, never as zero.
 """
 
 from __future__ import annotations

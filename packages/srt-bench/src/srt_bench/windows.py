@@ -1,5 +1,5 @@
-"""Measurement-window files for power telemetry (docs/telemetry-and-bench.md#power-windows):
-one JSON per formal phase.
+"""Measurement-window files for power telemetry (docs/telemetry-and-bench.md#power-windows): one
+JSON per formal phase.
 
 Written atomically (temp file + rename). `running` before the first measured request, then
 `completed` or `failed` with the same boundary the result JSON carries.

@@ -226,8 +226,8 @@ class Applier:
     def _announce(
         self, planned: PlannedJob, job_id: str, meta: dict[str, Any], now: dt.datetime
     ) -> None:
-        """``POST /api/jobs`` to the status collectors, if the recipe names any (spec
-        docs/telemetry-and-bench.md#status-api).
+        """``POST /api/jobs`` to the status collectors, if the recipe names any
+        (docs/telemetry-and-bench.md#status-api).
 
         Bounded (2 attempts x 5 s per endpoint) and never fatal: a collector that is down only
         costs a warning; the run still appears there when it starts.

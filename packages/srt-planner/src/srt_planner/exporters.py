@@ -1,4 +1,4 @@
-"""The default metrics exporters Tachometer scrapes (docs/telemetry-and-bench.md, exporters).
+"""The default metrics exporters Tachometer scrapes (docs/telemetry-and-bench.md#exporters).
 
 While Tachometer is on (the default) and ``default_exporters`` is true, three services are implied:
 ``dcgm-exporter`` (GPU, 9401, distroless image: no bash wrapper), ``node-exporter`` (9101) and

@@ -1,4 +1,4 @@
-"""nginx in front of several frontends (docs/planner.md#frontends, nginx)."""
+"""nginx in front of several frontends (docs/planner.md#frontend-layout)."""
 
 from __future__ import annotations
 

@@ -65,12 +65,11 @@ class _KindSpec(msgspec.Struct, frozen=True):
 
 
 #: Bases and strides follow the reference (docs/planner.md#ports). Each kind owns ``[base, base +
-#: span)`` so two
-#: kinds never meet: job-wide counters (sys, kv_events, nixl, ...) wrap around inside their range
-#: on jobs with more processes than the range holds (the reference's counters ran into the next
-#: kind's ports there, e.g. the 201st kv-events port is the first nixl port). Processes sharing a
-#: node sit next to each other in the allocation order, so a wrapped counter does not meet itself
-#: on one node; ``check_port_conflicts`` proves it for every plan.
+#: span)`` so two kinds never meet: job-wide counters (sys, kv_events, nixl, ...) wrap around inside
+#: their range on jobs with more processes than the range holds (the reference's counters ran into
+#: the next kind's ports there, e.g. the 201st kv-events port is the first nixl port). Processes
+#: sharing a node sit next to each other in the allocation order, so a wrapped counter does not meet
+#: itself on one node; ``check_port_conflicts`` proves it for every plan.
 PORT_KINDS: dict[PortKind, _KindSpec] = {
     "kv_events": _KindSpec(5200, 1, False, 200),
     "nixl": _KindSpec(5400, 1, False, 200),

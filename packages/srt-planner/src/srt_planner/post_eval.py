@@ -1,5 +1,5 @@
 """The ``post_eval`` process: the accuracy evaluation after (RUN_EVAL) or instead of (EVAL_ONLY)
-the benchmark (docs/telemetry-and-bench.md#post-eval, docs/planner.md#services rows 4-5).
+the benchmark (docs/telemetry-and-bench.md#post-eval, docs/planner.md#services).
 
 Which mode a job is in comes from the job's environment; the edge turns it into an
 :class:`EvalRequest` with :func:`build_eval_request` (a pure function of the mapping it is given)

@@ -1,9 +1,9 @@
 """One whole run: stages in order, then cleanup on every path, then the final record.
 
 Order (docs/design.md#supervisor-stages): host_setup -> infra -> before_workers (incl. model staging
-one-shots)
--> workers -> frontends -> health gate -> after_frontend -> telemetry -> benchmark -> post_eval
--> (terminal services wait / serving) -> cleanup -> host teardown -> diagnosis -> lock, status.
+one-shots) -> workers -> frontends -> health gate -> after_frontend -> telemetry -> benchmark ->
+post_eval -> (terminal services wait / serving) -> cleanup -> host teardown -> diagnosis -> lock,
+status.
 
 A serving plan (``JobPlan.serve_only``: ``benchmark.type: manual`` or ``--serve-only``) has no
 benchmark: after telemetry it serves until a stop (``srtctl cancel``, SIGTERM, the time limit:

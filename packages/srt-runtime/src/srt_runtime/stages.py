@@ -137,8 +137,7 @@ def run_health_gate(sup: Supervisor, sink: StatusSink) -> None:
 def run_identity_check(sup: Supervisor, job_dir: Path) -> Verification | None:
     """After the health gate: the recipe's ``identity`` against the first worker fingerprint
     (docs/telemetry-and-bench.md#identity-and-fingerprints). Only ever warns; the result goes to the
-    sweep log and
-    to ``recipe.lock.yaml`` as ``lock.verification``."""
+    sweep log and to ``recipe.lock.yaml`` as ``lock.verification``."""
     declared = sup.plan.identity
     if declared is None:
         return None

@@ -5,9 +5,8 @@ message that says where they belong. Digit strings in ``benchmark.concurrencies`
 integers (the same list may also be written as the string ``"4x8"``).
 
 The engine-config expansions of docs/recipes.md#engine-config-expansions (span-logging env, TRT-LLM
-perf-stat defaults) are engine
-defaults and live in the planner's command builders, so a loaded Recipe is exactly what the user
-wrote plus cluster defaults.
+perf-stat defaults) are engine defaults and live in the planner's command builders, so a loaded
+Recipe is exactly what the user wrote plus cluster defaults.
 """
 
 from __future__ import annotations

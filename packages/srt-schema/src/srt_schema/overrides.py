@@ -1,8 +1,7 @@
 """Override files: ``base`` plus ``override_<name>`` and ``zip_override_<group>`` variants.
 
 docs/recipes.md#override-files. With no selector the variants are every ``override_*`` (sorted),
-then
-every ``zip_override_*`` group (sorted); ``base`` itself is submitted only with the ``base``
+then every ``zip_override_*`` group (sorted); ``base`` itself is submitted only with the ``base``
 selector (Q1). Pure functions over plain dicts.
 """
 

@@ -21,8 +21,8 @@ class _Defaults(msgspec.Struct, frozen=True, kw_only=True):
     num_shots: int = 0
 
 
-#: Reference defaults (docs/telemetry-and-bench.md#benchmark-types); None = every example of
-#: the file.
+#: Reference defaults (docs/telemetry-and-bench.md#benchmark-types); None = every example of the
+#: file.
 EVAL_DEFAULTS: dict[EvalName, _Defaults] = {
     "gsm8k": _Defaults(num_examples=1319, max_tokens=256, num_threads=512, repeat=1, num_shots=5),
     "mmlu": _Defaults(num_examples=200, max_tokens=2048, num_threads=512, repeat=8),

@@ -2,8 +2,8 @@
 
 It speaks the protocol the product's own reporters use (docs/telemetry-and-bench.md#status-api and
 docs/telemetry-and-bench.md#log-streaming): job records and lifecycle events from
-``srt_runtime.reporting.status``, log and capture
-chunks from ``srt_runtime.reporting.stream``. One job per module:
+``srt_runtime.reporting.status``, log and capture chunks from ``srt_runtime.reporting.stream``. One
+job per module:
 
 - :mod:`~srt_cli.collector.protocol`: the wire format, validated (pure)
 - :mod:`~srt_cli.collector.store`: jobs and events in SQLite

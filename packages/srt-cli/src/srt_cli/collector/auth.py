@@ -1,8 +1,7 @@
 """Who may do what (pure): bearer tokens per request, and whether a configuration may start.
 
 docs/telemetry-and-bench.md#status-api. With a write token every route but ``/api/health`` and the
-UI
-page needs ``Authorization: Bearer <token>``: the write token for anything, the read token (if
+UI page needs ``Authorization: Bearer <token>``: the write token for anything, the read token (if
 one is set) for GET and HEAD only; a missing or unknown token is 401 with ``WWW-Authenticate:
 Bearer``, the read token on a write route is 403. Tokens are compared in constant time. Without a
 write token nothing is checked, which is allowed only on a loopback address or with

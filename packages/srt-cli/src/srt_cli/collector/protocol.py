@@ -1,8 +1,7 @@
 """The collector's wire format, validated (pure): job bodies, query strings, upload parameters.
 
 docs/telemetry-and-bench.md#status-api, #log-streaming. Every function here takes text or bytes and
-returns
-a frozen value or raises :class:`ApiError` (422 for a value that is not allowed, 400 for an
+returns a frozen value or raises :class:`ApiError` (422 for a value that is not allowed, 400 for an
 upload ``file`` that would leave its folder) whose detail names the field, the bad value (at
 most :data:`SHOWN_CHARS` characters of it) and what is allowed. Unknown body fields and query
 parameters are refused, not ignored: a typo must not be silently dropped.

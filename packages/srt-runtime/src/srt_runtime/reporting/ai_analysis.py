@@ -1,7 +1,6 @@
 """AI failure analysis (docs/telemetry-and-bench.md#ai-analysis): after a failed run, send the
-prompt
-and the tails of the run's logs to an OpenRouter-compatible chat-completions API and write the
-answer to ``<log_dir>/ai_analysis.md``; ``ai_analysis.log`` records the steps.
+prompt and the tails of the run's logs to an OpenRouter-compatible chat-completions API and write
+the answer to ``<log_dir>/ai_analysis.md``; ``ai_analysis.log`` records the steps.
 
 The reference runs a coding agent in a container; this build makes one bounded HTTP request
 instead (no container, no tool installs), so it works wherever the head node can reach the API.

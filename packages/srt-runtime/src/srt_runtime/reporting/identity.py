@@ -1,6 +1,6 @@
 """Identity verification (docs/telemetry-and-bench.md#identity-and-fingerprints): the recipe's
-``identity`` block
-checked against what the run observed (the first worker fingerprint, or this interpreter).
+``identity`` block checked against what the run observed (the first worker fingerprint, or this
+interpreter).
 
 Rules: ``model.repo`` passes when it equals the observed ``hf_repo`` or ``model_id``, fails when
 something else was observed, and is only *declared* when nothing was. ``model.revision`` (7+

@@ -1,6 +1,5 @@
 """The reproduction report (docs/recipes.md#re-running-a-lockfile): a run started from a lockfile
-compares its
-worker fingerprints with the lock's and writes ``logs/reproduction-report.txt``.
+compares its worker fingerprints with the lock's and writes ``logs/reproduction-report.txt``.
 
 Per worker (``<role>_w<i>``) one ``OK`` / ``!!`` line for every compared fact (architecture, OS,
 GPUs and driver, Python / CUDA / NCCL versions, each framework, each captured environment

@@ -1,5 +1,5 @@
-"""Upload of the log directory to S3-compatible storage after the run (spec
-docs/telemetry-and-bench.md#s3-upload).
+"""Upload of the log directory to S3-compatible storage after the run
+(docs/telemetry-and-bench.md#s3-upload).
 
 Destination ``s3://<bucket>/<prefix or "srtslurm">/<YYYY-MM-DD UTC>/<job_id>/``. The sync skips
 the ``exclude`` patterns (defaults below; ``[]`` ships everything) and the files packed into

@@ -1,5 +1,5 @@
-"""One job's reporting, wired into the supervisor with three calls (spec
-docs/telemetry-and-bench.md#end-of-job-order ordering).
+"""One job's reporting, wired into the supervisor with three calls
+(docs/telemetry-and-bench.md#end-of-job-order ordering).
 
 ::
 

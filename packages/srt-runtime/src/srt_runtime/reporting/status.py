@@ -56,8 +56,8 @@ JobStage = Literal[
     "starting", "head_infrastructure", "preflight", "workers", "frontend", "benchmark", "cleanup"
 ]
 
-#: Seconds per request (connect, read, write, pool) and attempts per endpoint (spec
-#: docs/telemetry-and-bench.md#status-api).
+#: Seconds per request (connect, read, write, pool) and attempts per endpoint
+#: (docs/telemetry-and-bench.md#status-api).
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_ATTEMPTS = 2
 DEFAULT_QUEUE_SIZE = 1000

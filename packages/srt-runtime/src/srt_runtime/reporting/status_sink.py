@@ -48,8 +48,8 @@ def build_started_metadata(
     affinity_cpus: int | None = None,
     cpu_warning: str | None = None,
 ) -> dict[str, Any]:
-    """The ``metadata`` of the first (``starting``) update, spec
-    docs/telemetry-and-bench.md#status-api (pure; nulls left out)."""
+    """The ``metadata`` of the first (``starting``) update, docs/telemetry-and-bench.md#status-api
+    (pure; nulls left out)."""
     workers = {
         f"{role}_workers": config.workers
         for role, config in sorted(recipe.roles.items())

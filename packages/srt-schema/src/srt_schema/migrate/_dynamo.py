@@ -1,5 +1,5 @@
-"""``dynamo.version/hash/wheel/cargo_patches`` -> ``dynamo.source`` (docs/recipes.md#migration
-rule 3, dynamo).
+"""``dynamo.version/hash/wheel/cargo_patches`` -> ``dynamo.source`` (docs/recipes.md#migration rule
+3, dynamo).
 
 Precedence as in v1: a git ``hash`` wins over a ``wheel``, which wins over a PyPI ``version``;
 whatever loses is dropped with a note. ``top_of_tree`` is still a schema-2 key and stays.

@@ -1,5 +1,4 @@
-"""What is left of ``backend:`` -> top-level ``engine:`` (docs/recipes.md#migration rule 3,
-engine).
+"""What is left of ``backend:`` -> top-level ``engine:`` (docs/recipes.md#migration rule 3, engine).
 
 Runs after the role, Mooncake and placement rules took their keys out of ``backend``. Also moves
 ``backend.kv_events_config`` and ``dynamo.sidecar`` onto the roles.

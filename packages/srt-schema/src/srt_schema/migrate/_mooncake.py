@@ -1,5 +1,5 @@
-"""``backend.mooncake_kv_store`` -> a ``mooncake-master`` service plus role env (spec
-docs/recipes.md#migration)."""
+"""``backend.mooncake_kv_store`` -> a ``mooncake-master`` service plus role env
+(docs/recipes.md#migration)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Frontend and benchmark placement booleans -> ``placement.node`` (docs/recipes.md#migration
-rules 2 and 3).
+"""Frontend and benchmark placement booleans -> ``placement.node`` (docs/recipes.md#migration rules
+2 and 3).
 
 Also renames the schema-1 ``frontend.type: sglang`` (the SGLang Model Gateway router) to its
 schema-2 name ``sglang-router``; in schema 2, ``sglang`` is the router-free single worker.

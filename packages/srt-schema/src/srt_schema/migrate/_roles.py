@@ -1,5 +1,5 @@
-"""``resources.<role>_*`` and ``backend.<mode>_*`` -> ``roles.<role>.*`` (spec
-docs/recipes.md#migration rule 3, roles).
+"""``resources.<role>_*`` and ``backend.<mode>_*`` -> ``roles.<role>.*`` (docs/recipes.md#migration
+rule 3, roles).
 
 Also turns ``resources.decode_nodes: 0`` into ``roles.decode.nodes: colocate`` and, when the
 numbers are known, writes the per-worker GPU counts that colocation requires.

@@ -1,6 +1,5 @@
-"""``infra:`` -> etcd / nats ``services:`` entries (docs/recipes.md#migration rule 3, infra),
-plus the shared
-helper that adds service entries to a variant (also used for the Mooncake master).
+"""``infra:`` -> etcd / nats ``services:`` entries (docs/recipes.md#migration rule 3, infra), plus
+the shared helper that adds service entries to a variant (also used for the Mooncake master).
 
 ``services`` is a list, and override variants *replace* lists: a variant that adds a service
 therefore carries the base's full (migrated) list with its own entries merged in by name.

@@ -1,5 +1,5 @@
-"""Schema-version detection and the list of v1-only keys (docs/recipes.md#schema-gate,
-#migration rule 1)."""
+"""Schema-version detection and the list of v1-only keys (docs/recipes.md#schema-gate, #migration
+rule 1)."""
 
 from __future__ import annotations
 

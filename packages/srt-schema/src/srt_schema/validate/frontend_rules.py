@@ -1,5 +1,4 @@
-"""Rules for ``frontend``, placements and heterogeneous jobs (docs/recipes.md#frontend-rules,
-#loading-pipeline)."""
+"""Rules for ``frontend``, placements and heterogeneous jobs (docs/recipes.md#frontend-rules)."""
 
 from __future__ import annotations
 
