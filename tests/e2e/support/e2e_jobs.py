@@ -233,8 +233,11 @@ class SrtOnSlurm:
         raise E2EJobError(f"{path} has no line with {needle!r} after {timeout:.0f} s")
 
     def events(self, job: Submission) -> list[dict[str, Any]]:
+        """The stage changes (``event: status`` lines; process, health and progress events
+        share the file)."""
         path = job.job_dir / "status_events.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return [e for e in lines if e.get("event", "status") == "status"]
 
     def sweep_log(self, job: Submission) -> str:
         return (job.job_dir / "logs" / f"sweep_{job.job_id}.log").read_text(errors="replace")

@@ -24,7 +24,7 @@ from srt_runtime.reporting.status_sink import build_started_metadata
 from srt_runtime.resources import build_resource_snapshot, write_resource_snapshot
 from srt_runtime.run import run_job
 from srt_runtime.srun import SrunLauncher
-from srt_runtime.status import FileStatusSink
+from srt_runtime.status import EventLog, FileStatusSink
 from srt_runtime.supervisor import Supervisor
 from srt_runtime.watchdog import Watchdog, start_watchdog
 
@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         python = sys.executable if plan.container_runtime == "none" else None
         launcher = SrunLauncher(log_dir, job_id=plan.job_id, nodes=plan.nodes, python=python)
-    sup = Supervisor(plan, launcher, log_dir=log_dir, clock=clock, logger=logger)
+    events = EventLog(job_dir, plan.job_id, clock)
+    sup = Supervisor(plan, launcher, log_dir=log_dir, clock=clock, logger=logger, events=events)
 
     def _on_signal(signum: int, _frame: FrameType | None) -> None:
         sup.request_stop(f"received {signal.Signals(signum).name}")
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         job_id=plan.job_id,
         job_dir=job_dir,
         environ=os.environ,
-        local=FileStatusSink(job_dir, plan.job_id, clock, pid=os.getpid()),
+        local=FileStatusSink(job_dir, plan.job_id, clock, pid=os.getpid(), log=events),
         wall=clock.wall,
         cluster=job.cluster_name if job is not None else None,
         started_metadata=started,

@@ -154,6 +154,8 @@ def wait_healthy(sup: Supervisor, gate: HealthGate) -> float:
             now = sup.clock.monotonic()
             if ready:
                 sup.log.info("Deployment healthy after %.2f s (%s)", now - start, gate.url)
+                if sup.events is not None:
+                    sup.events.health(gate.url, now - start)
                 return now - start
             if now >= deadline:
                 raise HealthGateError(

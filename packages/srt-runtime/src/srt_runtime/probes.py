@@ -33,6 +33,7 @@ def wait_ready(sup: Supervisor, proc: Proc) -> None:
     while True:
         if check_probe(probe, current.log_path):
             sup.log.info("%s is ready (%s)", current.spec.name, describe_probe(probe))
+            sup.record("ready", current)
             return
         latest = sup.latest(proc.base.name)
         if latest is not current:

@@ -6,12 +6,15 @@ result); the supervisor relays those lines from the client's log, so ``srtctl ap
 sweep log show which concurrency is running without opening another file. When the plan says
 ``stream_benchmark_output``, the same relay mirrors every other line too, marked
 ``[benchmark.out]`` so it is clear whose output it is (the reference copies ``benchmark.out`` to
-the orchestrator's stdout); the log file itself is kept as it is.
+the orchestrator's stdout); the log file itself is kept as it is. Each progress line is also
+handed to ``on_progress`` (the run's event log: a ``benchmark_progress`` event that ``srtctl
+status`` shows).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["MIRROR_PREFIX", "PREFIX", "ProgressRelay"]
@@ -27,12 +30,19 @@ class ProgressRelay:
     with ``mirror``, every other line as well, after ``MIRROR_PREFIX``."""
 
     def __init__(
-        self, path: Path, log: logging.Logger, *, prefix: str = PREFIX, mirror: bool = False
+        self,
+        path: Path,
+        log: logging.Logger,
+        *,
+        prefix: str = PREFIX,
+        mirror: bool = False,
+        on_progress: Callable[[str], None] | None = None,
     ) -> None:
         self._path = path
         self._log = log
         self._prefix = prefix
         self._mirror = mirror
+        self._on_progress = on_progress
         self._offset = 0
         self._partial = b""
 
@@ -60,5 +70,7 @@ class ProgressRelay:
         line = raw.decode("utf-8", errors="replace").rstrip()
         if line.startswith(self._prefix):
             self._log.info("%s", line)
+            if self._on_progress is not None:
+                self._on_progress(line[len(self._prefix) :].strip())
         elif self._mirror:
             self._log.info("%s%s", MIRROR_PREFIX, line)

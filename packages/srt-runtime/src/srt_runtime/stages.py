@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -169,7 +170,13 @@ def _run_to_completion(sup: Supervisor, specs: list[ProcessSpec], *, mirror: boo
     code = 0
     for spec in specs:
         proc = sup.start(spec)
-        relay = ProgressRelay(proc.log_path, sup.log, mirror=mirror)
+        events = sup.events
+        relay = ProgressRelay(
+            proc.log_path,
+            sup.log,
+            mirror=mirror,
+            on_progress=None if events is None else partial(events.progress, spec.name),
+        )
 
         def finished(proc: Proc = proc, relay: ProgressRelay = relay) -> bool:
             relay.poll()

@@ -27,6 +27,7 @@ from srt_runtime.ports import check_port_owner
 from srt_runtime.probe_check import check_probe
 from srt_runtime.process import Endpoint, Proc, is_oneshot
 from srt_runtime.restart import RestartBook, RestartEvent, backoff_for, decide
+from srt_runtime.status import EventLog, ProcessWhat
 
 __all__ = ["Supervisor"]
 
@@ -53,12 +54,15 @@ class Supervisor:
         clock: Clock,
         logger: logging.Logger | None = None,
         tail_interval: float = 0.1,
+        events: EventLog | None = None,
     ) -> None:
         self.plan = plan
         self.launcher = launcher
         self.log_dir = log_dir
         self.clock = clock
         self.log = logger or logging.getLogger("srt_runtime")
+        #: Where process started / ready / exited / restarted go (``status_events.jsonl``).
+        self.events = events
         self.procs: list[Proc] = []
         self.failure: Failure | None = None
         self.stop_reason: str | None = None
@@ -94,15 +98,35 @@ class Supervisor:
         )
         self.procs.append(proc)
         self._by_name[spec.name] = proc
+        self.record("started", proc)
 
         def _exited() -> None:
             proc.exit_code = handle.poll()
+            # On the waiting thread, so exits during cleanup are recorded too (EventLog locks).
+            self.record("exited", proc, -1 if proc.exit_code is None else proc.exit_code)
             proc.done.set()
 
         watch_exit(spec.name, handle, self._queue, self.clock, on_exit=_exited)
         if spec.fatal_log_patterns:
             self._tailer.watch(spec.name, LogScanner(log_path, spec.fatal_log_patterns))
         return proc
+
+    def record(self, what: ProcessWhat, proc: Proc, exit_code: int | None = None) -> None:
+        """Append a process event (if this run keeps an event log)."""
+        self._record(what, proc.spec, proc.base, exit_code)
+
+    def _record(
+        self, what: ProcessWhat, spec: ProcessSpec, base: ProcessSpec, exit_code: int | None = None
+    ) -> None:
+        if self.events is not None:
+            self.events.process(
+                what,
+                name=spec.name,
+                process=base.name,
+                kind=spec.kind,
+                node=spec.nodes[0],
+                exit_code=exit_code,
+            )
 
     def _on_match(self, name: str, line: str) -> None:
         self._queue.put(FatalLine(name=name, line=line, at=self.clock.monotonic()))
@@ -314,6 +338,7 @@ class Supervisor:
                     renamed = msgspec.structs.replace(
                         spec, name=self._launch_name(spec, ep.restarts)
                     )
+                    self._record("restarted", renamed, spec)
                     self.start(renamed, base=spec)
             except LaunchError as exc:
                 self.log.error("%s: relaunch failed: %s", ep.key, exc)
@@ -352,6 +377,7 @@ class Supervisor:
                 ep.ready_deadline = None
             elif check_probe(probe, leader.log_path):
                 ep.ready_deadline = None
+                self.record("ready", leader)
                 if ep.pending is not None:
                     ep.pending.ready_at = iso_utc(self.clock.wall())
                     ep.pending.ready_seconds = round(now - ep.relaunched_at, 3)

@@ -10,13 +10,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from rt_fakes import HookSink
 
 from srt_planner.plan import GeneratedFile, HealthGate, JobPlan, NodeRoles, ProcessSpec, StartPhase
 from srt_runtime.clock import SystemClock
 from srt_runtime.launch import LocalLauncher
 from srt_runtime.run import run_job
-from srt_runtime.status import FileStatusSink
+from srt_runtime.status import (
+    EventLog,
+    FileStatusSink,
+    ProcessEvent,
+    RunEvent,
+    StatusEvent,
+    decode_event_lines,
+)
 from srt_runtime.supervisor import Supervisor
 
 FAKES = Path(__file__).resolve().parent
@@ -112,6 +120,12 @@ class Run:
     diagnosis: str
     job_dir: Path
     events: list[dict[str, Any]] = field(default_factory=list)
+    #: Every line of status_events.jsonl, decoded with the runtime's structs.
+    records: list[RunEvent] = field(default_factory=list)
+
+    def processes(self) -> list[tuple[str, str]]:
+        """(what, launch name) of every process event, in order."""
+        return [(e.what, e.name) for e in self.records if isinstance(e, ProcessEvent)]
 
     @property
     def stages(self) -> list[tuple[str, str]]:
@@ -121,9 +135,13 @@ class Run:
         return (self.job_dir / "logs" / name).read_text(errors="replace")
 
 
+def read_records(job_dir: Path) -> list[RunEvent]:
+    return decode_event_lines((job_dir / "status_events.jsonl").read_bytes())
+
+
 def read_events(job_dir: Path) -> list[dict[str, Any]]:
-    path = job_dir / "status_events.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    """The stage changes (StatusEvent lines) as plain dicts."""
+    return [msgspec.to_builtins(e) for e in read_records(job_dir) if isinstance(e, StatusEvent)]
 
 
 def execute(
@@ -146,8 +164,9 @@ def execute(
     handler = logging.FileHandler(sweep_log(job_dir))
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
     logger.addHandler(handler)
-    sup = Supervisor(job_plan, launcher, log_dir=log_dir, clock=clock, logger=logger)
-    sink = FileStatusSink(job_dir, job_plan.job_id, clock)
+    events = EventLog(job_dir, job_plan.job_id, clock)
+    sup = Supervisor(job_plan, launcher, log_dir=log_dir, clock=clock, logger=logger, events=events)
+    sink = FileStatusSink(job_dir, job_plan.job_id, clock, log=events)
     hooked = HookSink(sink, lambda stage, status: on_status and on_status(sup, stage, status))
     try:
         result = run_job(
@@ -167,6 +186,7 @@ def execute(
         diagnosis=result.diagnosis,
         job_dir=job_dir,
         events=read_events(job_dir),
+        records=read_records(job_dir),
     )
 
 
