@@ -123,6 +123,18 @@ class _Checker:
         if tagged is not None:
             yield from self.check(tagged, value, path)
             return
+        tags = self._tags(options)
+        if tags and isinstance(value, dict) and "type" in value:
+            # A tag no option has: name every tag, not the first option's one.
+            close = difflib.get_close_matches(str(value["type"]), tags, n=1, cutoff=0.6)
+            hint = f"; did you mean {_show(close[0])}?" if close else ""
+            yield self.issue(
+                join_path(path, "type"),
+                f"{_show(value['type'])} is not allowed; expected one of "
+                + ", ".join(_show(t) for t in tags)
+                + hint,
+            )
+            return
         best: list[Issue] | None = None
         for option in options:
             found = list(self.check(option, value, path))
@@ -145,6 +157,19 @@ class _Checker:
             if enum is not None and len(enum) == 1 and enum[0] == value["type"]:
                 return option
         return None
+
+    @staticmethod
+    def _tags(options: list[dict[str, Any]]) -> list[str]:
+        """The ``type`` tags of a union tagged by ``type`` (its mapping options), else []."""
+        tags = []
+        for option in options:
+            if option.get("type") != "object":
+                continue
+            enum = option.get("properties", {}).get("type", {}).get("enum")
+            if enum is None or len(enum) != 1 or not isinstance(enum[0], str):
+                return []
+            tags.append(enum[0])
+        return tags
 
     def _shape_matches(self, node: dict[str, Any], value: Any) -> bool:
         kind = node.get("type")

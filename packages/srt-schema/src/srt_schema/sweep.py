@@ -3,7 +3,8 @@
 docs/recipes.md#sweeps. A string that is exactly ``"{key}"`` becomes the value with its YAML type,
 then takes the type its field accepts (``concurrencies: "{c}"`` with ``c: [4, 8]`` is ``[4]``, then
 ``[8]``: see ``structural.coerce_at``); any other string gets ``str(value)`` (lists comma-joined)
-in place of each known ``{key}``.
+in place of each known ``{key}``. A string that is exactly ``"{name}"`` with no ``name`` in
+``sweep:`` is an error (a misspelt placeholder would otherwise reach its field as text).
 """
 
 from __future__ import annotations
@@ -52,6 +53,31 @@ def _text(value: Any) -> str:
 
 
 Path = tuple[str | int, ...]
+
+#: A string that is one placeholder and nothing else: ``"{conc}"``.
+_WHOLE_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
+
+
+def _dollar_path(path: Path) -> str:
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+def _undefined(node: Any, keys: list[str], path: Path, file: str) -> list[Issue]:
+    """Whole-string ``"{name}"`` placeholders whose name is not a sweep parameter."""
+    if isinstance(node, dict):
+        return [i for k, v in node.items() for i in _undefined(v, keys, (*path, k), file)]
+    if isinstance(node, list):
+        return [i for n, v in enumerate(node) for i in _undefined(v, keys, (*path, n), file)]
+    if isinstance(node, str) and (m := _WHOLE_PLACEHOLDER.fullmatch(node)) and m[1] not in keys:
+        known = ", ".join(keys)
+        return [
+            Issue(
+                file=file,
+                path=_dollar_path(path),
+                message=f"placeholder {node!r}: {m[1]!r} is not in sweep: (it has {known})",
+            )
+        ]
+    return []
 
 
 def _substitute(node: Any, params: dict[str, Any], path: Path, whole: list[Path]) -> Any:
@@ -104,6 +130,9 @@ def expand_sweep(doc: dict[str, Any], *, file: str) -> list[SweepPoint]:
     if issues:
         raise RecipeError(issues)
     body = {k: v for k, v in doc.items() if k != "sweep"}
+    undefined = _undefined(body, list(sweep), (), file)
+    if undefined:
+        raise RecipeError(undefined)
     name = body.get("name")
     base_name = name if isinstance(name, str) else "unnamed"
     points = []
