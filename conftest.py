@@ -1,8 +1,39 @@
-"""Options and fixtures shared by every package's tests (pytest's root conftest)."""
+"""Options, markers and the corpus tier shared by every package's tests (pytest's root conftest).
+
+The corpus tier: tests marked ``corpus`` read the public recipe corpus (``$SRT_CORPUS``, default
+``<repo>/../shared/corpus``) or the reference plans (``$SRT_ORACLE``, default
+``<repo>/../shared/oracle``), which live outside the repository. Without them those tests are
+skipped with one line saying so; with ``SRT_REQUIRE_CORPUS=1`` (CI) a missing corpus fails the run.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+
+REPO = Path(__file__).resolve().parent
+CORPUS = Path(os.environ.get("SRT_CORPUS") or REPO.parent / "shared" / "corpus")
+ORACLE = Path(os.environ.get("SRT_ORACLE") or REPO.parent / "shared" / "oracle")
+
+
+def _missing() -> list[str]:
+    missing = []
+    if not (CORPUS / "INDEX.md").is_file():
+        missing.append(f"no recipe corpus at {CORPUS} (set SRT_CORPUS)")
+    if not (ORACLE / "plans").is_dir():
+        missing.append(f"no reference plans at {ORACLE} (set SRT_ORACLE)")
+    return missing
+
+
+MISSING = _missing()
+SKIP_LINE = (
+    "corpus tier skipped: "
+    + "; ".join(MISSING)
+    + "; to run it put the corpus there (or export SRT_CORPUS=<folder with INDEX.md>) and run"
+    " `make test` or `pytest -m corpus`"
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -12,3 +43,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite golden files instead of comparing them (review the diff before committing)",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if MISSING and os.environ.get("SRT_REQUIRE_CORPUS") == "1":
+        raise pytest.UsageError(
+            "SRT_REQUIRE_CORPUS=1 but the corpus tier cannot run: " + "; ".join(MISSING)
+        )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return SKIP_LINE if MISSING else f"corpus tier: {CORPUS} and {ORACLE}"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Raised here (not as a skip mark) so that pytest folds every skip into one summary line.
+    if MISSING and item.get_closest_marker("corpus") is not None:
+        pytest.skip(SKIP_LINE)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if MISSING:
+        terminalreporter.write_line(SKIP_LINE)

@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fuzz_recipes import FINDINGS, corpus_root, fuzz  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.corpus]  # it mutates the corpus recipes
 
 
 @pytest.mark.parametrize("seed", [7, 8])

@@ -6,7 +6,9 @@ The leaf list is derived from ``recipe.schema.json`` (``#/$defs/Recipe``) and
 
 - ``executed``: every cited test (``path::function`` or ``path::Class::method``) exists (by
   ``ast``, no test module is imported); a row citing the golden-plan test names a field that a
-  golden input (``examples/*.yaml`` and the schema-valid v2 corpus) actually sets;
+  golden input actually sets: one the project owns (``examples/*.yaml``, ``tests/recipes/*.yaml``)
+  or, for the rows ``corpus_only_golden_fields`` lists, a schema-valid v2 corpus recipe (those
+  rows are checked by the ``corpus`` tier: ``test_corpus_only_golden_rows_are_set_by_the_corpus``);
 - ``refused``: the flow-mapping fragment, merged into ``examples/quickstart.yaml`` (recipe) or a
   minimal ``srtslurm.yaml`` (cluster), is refused by the load pipeline ``srtctl validate`` runs,
   with an issue at the field's ``$.path`` that says what to do instead;
@@ -25,6 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from srt_schema.clusterconfig import parse_cluster_config
@@ -142,8 +145,16 @@ def ledger_tables() -> dict[str, list[tuple[int, str, str, str]]]:
 # -- golden inputs ---------------------------------------------------------------------------
 
 
-def _golden_inputs() -> list[Path]:
-    found = sorted((REPO / "examples").glob("*.yaml"))
+def _owned_inputs() -> list[Path]:
+    """The golden inputs the project owns (test_golden.py's ordinary tier)."""
+    return sorted((REPO / "examples").glob("*.yaml")) + sorted(
+        (REPO / "tests" / "recipes").glob("*.yaml")
+    )
+
+
+def _corpus_inputs() -> list[Path]:
+    """The schema-valid v2 corpus recipes (test_golden.py's corpus tier); empty without it."""
+    found: list[Path] = []
     index = CORPUS / "INDEX.md"
     if index.is_file():
         for line in index.read_text().splitlines():
@@ -154,8 +165,9 @@ def _golden_inputs() -> list[Path]:
 
 
 @cache
-def _golden_documents() -> tuple[Any, ...]:
-    return tuple(yaml.safe_load(p.read_text()) for p in _golden_inputs())
+def _golden_documents(corpus: bool) -> tuple[Any, ...]:
+    paths = _corpus_inputs() if corpus else _owned_inputs()
+    return tuple(yaml.safe_load(p.read_text()) for p in paths)
 
 
 def _roots(doc: Any) -> Iterator[Any]:
@@ -182,9 +194,10 @@ def _parts(field: str) -> list[str]:
     return [p for part in field.split(".") for p in re.split(r"(\[\])", part) if p]
 
 
-def set_by_a_golden_input(field: str) -> bool:
+def set_by_a_golden_input(field: str, *, corpus: bool) -> bool:
+    """Whether an owned golden input (or, with ``corpus``, a corpus one) sets ``field``."""
     parts = _parts(field)
-    return any(_sets(root, parts) for doc in _golden_documents() for root in _roots(doc))
+    return any(_sets(root, parts) for doc in _golden_documents(corpus) for root in _roots(doc))
 
 
 # -- evidence --------------------------------------------------------------------------------
@@ -217,7 +230,14 @@ def _executed_problems(field: str, evidence: str) -> list[str]:
             problems.append(f"{test_id}: no such test file")
         elif name not in _test_names(path):
             problems.append(f"{test_id}: no such test function in {path}")
-    if GOLDEN_TEST in ids and not set_by_a_golden_input(field):
+    # A field only corpus recipes set is checked here when the corpus is present, and without it
+    # by the corpus tier's test_corpus_only_golden_rows_are_set_by_the_corpus (never passed over).
+    if (
+        GOLDEN_TEST in ids
+        and not set_by_a_golden_input(field, corpus=False)
+        and _corpus_inputs()
+        and not set_by_a_golden_input(field, corpus=True)
+    ):
         problems.append(f"cites {GOLDEN_TEST}, but no golden input sets {field}")
     return problems
 
@@ -321,3 +341,28 @@ def test_every_recipe_field_has_a_true_row() -> None:
 def test_every_cluster_field_has_a_true_row() -> None:
     problems = _check("cluster", cluster_leaves())
     assert not problems, f"{len(problems)} ledger problem(s):\n" + "\n".join(problems)
+
+
+def corpus_only_golden_fields() -> list[str]:
+    """Ledger rows whose golden evidence only a corpus recipe provides (none of ours sets them)."""
+    fields = []
+    for line in LEDGER.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and GOLDEN_TEST in TEST_ID.findall(cells[-1]):
+            field = cells[0].strip("`")
+            if not set_by_a_golden_input(field, corpus=False):
+                fields.append(field)
+    return fields
+
+
+def test_owned_recipes_are_golden_evidence() -> None:
+    """tests/recipes/ is read: a field only our own recipes set counts as golden evidence."""
+    assert set_by_a_golden_input("roles.*.engine", corpus=False)  # tests/recipes/tilert-*
+    assert set_by_a_golden_input("services[].command", corpus=False)  # tests/recipes/none-*
+    assert not set_by_a_golden_input("no_such_field", corpus=False)
+
+
+@pytest.mark.corpus
+def test_corpus_only_golden_rows_are_set_by_the_corpus() -> None:
+    missing = [f for f in corpus_only_golden_fields() if not set_by_a_golden_input(f, corpus=True)]
+    assert not missing, f"cite {GOLDEN_TEST} but no golden input sets them: {missing}"

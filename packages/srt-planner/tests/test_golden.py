@@ -1,4 +1,5 @@
-"""Golden files for every example and every schema-valid corpus recipe.
+"""Golden files for every example, every recipe of ``tests/recipes/`` and every schema-valid
+corpus recipe (the corpus ones are the ``corpus`` tier: skipped when the corpus is absent).
 
 For each job a recipe yields (override variants, sweep points) the test renders ``plan.json``,
 ``sbatch.sh`` and one ``argv/<process>.txt`` per process on a simulated allocation
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from schema_corpus import ABSENT
 
 from srt_planner import PlannerError, plan_allocation, plan_job, render_sbatch
 from srt_planner.plan import JobPlan
@@ -48,10 +50,22 @@ def _corpus_recipes() -> list[tuple[str, Path]]:
 
 
 def _example_recipes() -> list[tuple[str, Path]]:
-    return [(f"examples/{p.name}", p) for p in sorted((REPO / "examples").glob("*.yaml"))]
+    """The recipes the project owns: ``examples/`` and ``tests/recipes/`` (ordinary tier)."""
+    owned = [(f"examples/{p.name}", p) for p in sorted((REPO / "examples").glob("*.yaml"))]
+    owned += [(f"recipes/{p.name}", p) for p in sorted((REPO / "tests" / "recipes").glob("*.yaml"))]
+    return owned
 
 
-RECIPES = _example_recipes() + _corpus_recipes()
+OWNED = _example_recipes()
+CORPUS_RECIPES = _corpus_recipes()
+RECIPES = OWNED + CORPUS_RECIPES
+CASES = [pytest.param(label, path, id=label) for label, path in OWNED] + (
+    [
+        pytest.param(label, path, id=label, marks=pytest.mark.corpus)
+        for label, path in CORPUS_RECIPES
+    ]
+    or [pytest.param("corpus", None, id=ABSENT.id, marks=ABSENT.marks)]
+)
 
 
 def _slug(text: str) -> str:
@@ -93,11 +107,12 @@ def _argv_files(prefix: str, plan: JobPlan) -> dict[str, str]:
     return files
 
 
+@pytest.mark.corpus
 def test_corpus_is_present() -> None:
     assert _corpus_recipes(), f"no schema-valid corpus recipes under {CORPUS}; set SRT_CORPUS"
 
 
-@pytest.mark.parametrize(("label", "path"), RECIPES, ids=[label for label, _ in RECIPES])
+@pytest.mark.parametrize(("label", "path"), CASES)
 def test_golden(label: str, path: Path, request: pytest.FixtureRequest) -> None:
     rendered = render_job_files(path.read_text(), str(path.name))
     folder = GOLDEN / _slug(label.removesuffix(".yaml"))
@@ -133,8 +148,18 @@ def test_golden(label: str, path: Path, request: pytest.FixtureRequest) -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_no_stale_golden_folders() -> None:
-    expected = {_slug(label.removesuffix(".yaml")) for label, _ in RECIPES}
+def _stale(recipes: list[tuple[str, Path]], corpus: bool) -> list[str]:
+    expected = {_slug(label.removesuffix(".yaml")) for label, _ in recipes}
     present = {p.name for p in GOLDEN.iterdir() if p.is_dir()} if GOLDEN.exists() else set()
-    stale = sorted(present - expected)
+    return sorted(p for p in present - expected if p.startswith("corpus__") == corpus)
+
+
+def test_no_stale_golden_folders() -> None:
+    stale = _stale(OWNED, corpus=False)
     assert not stale, f"golden folders without a recipe (delete them): {stale}"
+
+
+@pytest.mark.corpus
+def test_no_stale_corpus_golden_folders() -> None:
+    stale = _stale(CORPUS_RECIPES, corpus=True)
+    assert not stale, f"golden folders without a corpus recipe (delete them): {stale}"

@@ -210,6 +210,7 @@ def _corpus_texts() -> list[tuple[str, str]]:
     return out
 
 
+@pytest.mark.corpus
 def test_corpus_recipes_serve_the_name_the_benchmark_asks_for() -> None:
     if not (CORPUS / "v2").is_dir():
         pytest.skip(f"recipe corpus not found at {CORPUS}; set SRT_CORPUS")

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from srt_schema import RecipeError, load_recipe_text
+
+pytestmark = pytest.mark.corpus
 
 # v2 files that do not load, and where the first issue points. Why each is refused:
 REFUSED: dict[str, str] = {

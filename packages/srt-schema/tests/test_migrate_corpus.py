@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from schema_corpus import or_absent
 
 from srt_schema.errors import RecipeError
 from srt_schema.load import load_recipe_text
@@ -29,6 +30,8 @@ HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent
 REPO = PACKAGE.parents[1]
 FAILURES_FILE = HERE / "data" / "migrate" / "expected_failures.yaml"
+
+pytestmark = pytest.mark.corpus
 
 
 def schema_file() -> Path:
@@ -50,6 +53,10 @@ def corpus_root() -> Path:
 def v1_files() -> list[Path]:
     root = corpus_root() / "v1"
     return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml"))
+
+
+def v1_cases() -> list[Any]:
+    return or_absent([pytest.param(p, id=corpus_id(p)) for p in v1_files()])
 
 
 def corpus_id(path: Path) -> str:
@@ -218,7 +225,7 @@ def test_expected_failures_name_corpus_files_with_a_known_stage() -> None:
         assert entry["match"] and entry["reason"] and entry["keys"], name
 
 
-@pytest.mark.parametrize("path", v1_files(), ids=corpus_id)
+@pytest.mark.parametrize("path", v1_cases())
 def test_v1_corpus_file_migrates_to_a_valid_schema_2_recipe(path: Path) -> None:
     text = path.read_text()
     result = migrate_text(text, file=str(path))
@@ -241,7 +248,7 @@ def test_v1_corpus_file_migrates_to_a_valid_schema_2_recipe(path: Path) -> None:
     assert all(key in hits[0] for key in entry["keys"]), (hits[0], entry["keys"])
 
 
-@pytest.mark.parametrize("path", v1_files(), ids=corpus_id)
+@pytest.mark.parametrize("path", v1_cases())
 def test_migrating_a_migrated_corpus_file_changes_nothing(path: Path) -> None:
     once = migrate_text(path.read_text(), file=str(path))
     twice = migrate_text(once.text, file=str(path))
@@ -266,7 +273,11 @@ def v2_id(path: Path) -> str:
     return path.relative_to(corpus_root() / "v2").as_posix()
 
 
-@pytest.mark.parametrize("path", v2_files(), ids=v2_id)
+def v2_cases() -> list[Any]:
+    return or_absent([pytest.param(p, id=v2_id(p)) for p in v2_files()])
+
+
+@pytest.mark.parametrize("path", v2_cases())
 def test_v2_corpus_file_is_current_or_loses_its_v1_keys(path: Path) -> None:
     """``schema: 2`` files are returned untouched unless they still carry v1-only keys."""
     text = path.read_text()
@@ -365,7 +376,7 @@ def v2_meaning(recipe: dict[str, Any], v1_roles: dict[str, Any]) -> dict[str, An
     }
 
 
-@pytest.mark.parametrize("path", v1_files(), ids=corpus_id)
+@pytest.mark.parametrize("path", v1_cases())
 def test_migration_keeps_what_each_variant_asks_for(path: Path) -> None:
     text = path.read_text()
     before = expand_overrides(yaml.safe_load(text))
@@ -381,7 +392,7 @@ def test_migration_keeps_what_each_variant_asks_for(path: Path) -> None:
 # ----------------------------------------------------------------------------- the real loader
 
 
-@pytest.mark.parametrize("path", v1_files(), ids=corpus_id)
+@pytest.mark.parametrize("path", v1_cases())
 def test_migrated_corpus_file_loads_with_the_schema_2_loader(path: Path) -> None:
     """The loader accepts every migrated file, except the table's, which it rejects as listed.
 

@@ -185,10 +185,12 @@ def _closed(node: dict[str, Any]) -> bool:
 CORPUS_DOCS = _corpus_docs()
 
 
+@pytest.mark.corpus
 def test_the_mutation_base_is_not_empty() -> None:
     assert len(CORPUS_DOCS) >= 30
 
 
+@pytest.mark.corpus
 @given(mutations(CORPUS_DOCS))
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_invalid_mutations_are_refused_with_a_recipe_error(
@@ -200,6 +202,7 @@ def test_invalid_mutations_are_refused_with_a_recipe_error(
         load_recipe_document(doc, file="mutant.yaml")
 
 
+@pytest.mark.corpus
 @given(st.sampled_from(CORPUS_DOCS), st.data())
 @settings(max_examples=300, deadline=None)
 def test_arbitrary_leaf_changes_never_crash(doc: dict[str, Any], data: st.DataObject) -> None:
@@ -215,5 +218,6 @@ def test_arbitrary_leaf_changes_never_crash(doc: dict[str, Any], data: st.DataOb
         load_recipe_document(doc, file="mutant.yaml")
 
 
+@pytest.mark.corpus
 def test_corpus_path_is_the_one_the_other_tests_use(corpus: Path) -> None:
     assert (corpus / "INDEX.md").is_file()

@@ -13,6 +13,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # telemetry_testkit, t
 
 from telemetry_testkit import REPO, free_port, in_ci, wait_http
 
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test of this package that uses the capture corpus (directly or through ``dcgm_text`` /
+    ``node_text``) belongs to the corpus tier."""
+    for item in items:
+        if item.path.is_relative_to(HERE) and "corpus" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.corpus)
+
 
 @pytest.fixture(scope="session")
 def corpus() -> Path:

@@ -45,6 +45,7 @@ def _same(a: list, b: list) -> bool:  # type: ignore[type-arg]
     return True
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", ["dcgm-gb200.txt", "node-exporter-gb200.txt"])
 def test_corpus_matches_prometheus_client(corpus: Path, name: str) -> None:
     text = (corpus / "metrics" / name).read_text()
