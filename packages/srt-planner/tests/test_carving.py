@@ -1,4 +1,4 @@
-"""Carving the allocation (docs/planner.md#carving: E11, E12, E13)."""
+"""Carving the allocation: the dedicated-node, pool and het layouts of docs/planner.md#carving."""
 
 from __future__ import annotations
 
