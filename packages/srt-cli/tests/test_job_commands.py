@@ -1,5 +1,6 @@
 """status, logs, cancel and monitor over job folders built with the real structs (JobPlan from the
-planner, StatusEvent through the runtime's FileStatusSink, the rollup from srt_bench), and the
+planner, the status events through the runtime's FileStatusSink and EventLog, the rollup from
+srt_bench), and the
 fake squeue / scancel in tests/fakes."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,9 @@ from cli_testkit import DATA, FAKES, Invoke
 
 from srt_bench.rollup import build_sa_bench_rollup, write_rollup
 from srt_planner import plan_job
+from srt_planner.plan import JobPlan
 from srt_runtime import FileStatusSink, write_plan
-from srt_runtime.status import Stage, StatusValue
+from srt_runtime.status import EventLog, Stage, StatusValue
 from srt_schema import ClusterConfig, load_recipe_text
 
 SQUEUE_FORMAT = "--format=%i|%T|%M|%l|%D|%R|%j"
@@ -56,6 +58,7 @@ def build_job(
     *,
     events: list[tuple[Stage, StatusValue, str, int | None]],
     log_lines: Sequence[str] = (),
+    run: Sequence[Record] = (),
     rollup: bool = False,
     workers: int = 2,
 ) -> Path:
@@ -71,6 +74,8 @@ def build_job(
     sink = FileStatusSink(job_dir, job_id, FixedClock())
     for stage, status, message, code in events:
         sink.emit(stage, status, message, code)
+    for record in run:
+        record(sink.log, plan)
     sweep = "".join(f"2026-11-29 15:00:{i:02d},000 {line}\n" for i, line in enumerate(log_lines))
     (log_dir / f"sweep_{job_id}.log").write_text(sweep)
     for spec in plan.processes:
@@ -107,12 +112,24 @@ FINISHED: list[tuple[Stage, StatusValue, str, int | None]] = [
     ("cleanup", "running", "", None),
     ("cleanup", "completed", "", 0),
 ]
-STARTED_ONE = ["INFO Starting agg_0_node-01 on node-01: python -m dynamo.mocker (log x)"]
-HEALTHY = [
-    *STARTED_ONE,
-    "INFO Starting agg_1_node-01 on node-01: python -m dynamo.mocker (log y)",
-    "INFO Deployment healthy after 1.50 s (http://node-01:8000/health)",
-]
+#: What the supervisor records while the job runs, written with the runtime's EventLog.
+Record = Callable[[EventLog, JobPlan], None]
+
+
+def start_worker(index: int) -> Record:
+    def record(log: EventLog, plan: JobPlan) -> None:
+        spec = [p for p in plan.processes if p.kind == "worker"][index]
+        log.process("started", name=spec.name, process=spec.name, kind="worker", node="node-01")
+
+    return record
+
+
+def health_passed(log: EventLog, plan: JobPlan) -> None:
+    log.health(plan.health.url, 1.5)
+
+
+STARTED_ONE: list[Record] = [start_worker(0)]
+HEALTHY: list[Record] = [*STARTED_ONE, start_worker(1), health_passed]
 
 
 @pytest.fixture
@@ -165,7 +182,7 @@ def job_row(job_id: str, state: str = "RUNNING", user: str = "tester") -> dict[s
 def test_status_of_a_finished_job_shows_results(
     invoke: Invoke, base: Path, no_slurm: dict[str, str]
 ) -> None:
-    job_dir = build_job(base, "4242", events=FINISHED, log_lines=HEALTHY, rollup=True)
+    job_dir = build_job(base, "4242", events=FINISHED, run=HEALTHY, rollup=True)
     (job_dir / "logs" / "benchmark.out").write_text(f"[srt-bench] rollup: {job_dir}/logs\n")
     result = invoke("status", "4242", env=no_slurm)
     assert result.exit_code == 0, result.output
@@ -187,7 +204,7 @@ def test_status_of_a_finished_job_shows_results(
 def test_status_json_of_a_running_slurm_job(
     invoke: Invoke, base: Path, slurm: dict[str, Any]
 ) -> None:
-    job_dir = build_job(base, "4242", events=RUNNING, log_lines=STARTED_ONE)
+    job_dir = build_job(base, "4242", events=RUNNING, run=STARTED_ONE)
     set_jobs(slurm, job_row("4242"))
     result = invoke("status", "4242", "--json", env=slurm)
     assert result.exit_code == 0, result.output
@@ -218,8 +235,8 @@ def test_status_json_of_a_running_slurm_job(
 def test_status_text_shows_the_slurm_state_and_errors(
     invoke: Invoke, base: Path, slurm: dict[str, Any]
 ) -> None:
-    lines = [*STARTED_ONE, "ERROR Run failed: agg_1_node-01 exited with code 3\nnext line"]
-    build_job(base, "4242", events=RUNNING, log_lines=lines)
+    lines = ["ERROR Run failed: agg_1_node-01 exited with code 3\nnext line"]
+    build_job(base, "4242", events=RUNNING, log_lines=lines, run=STARTED_ONE)
     set_jobs(slurm, job_row("4242", state="COMPLETING"))
     result = invoke("status", "4242", env=slurm)
     assert result.exit_code == 0, result.output
@@ -237,12 +254,11 @@ def test_status_while_the_benchmark_runs(
     invoke: Invoke, base: Path, no_slurm: dict[str, str]
 ) -> None:
     events = [e for e in FINISHED if e[0] != "cleanup"]
-    job_dir = build_job(base, "4242", events=events, log_lines=HEALTHY)
-    (job_dir / "logs" / "benchmark.out").write_text(
-        "[srt-bench] concurrency 1: 1/1 ok in 0.50 s, 2.00 req/s\n"
-        "[srt-bench] concurrency 2: warmup with 2 requests\n"
-        "some client noise\n"
-    )
+    progress = [
+        lambda log, _plan: log.progress("benchmark", "concurrency 1: 1/1 ok in 0.50 s, 2.00 req/s"),
+        lambda log, _plan: log.progress("benchmark", "concurrency 2: warmup with 2 requests"),
+    ]
+    build_job(base, "4242", events=events, run=[*HEALTHY, *progress])
     result = invoke("status", "4242", env=no_slurm)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[2:5] == [
@@ -284,7 +300,7 @@ def test_monitor_reports_an_unreadable_folder_and_goes_on(
 
 
 def test_status_of_a_job_slurm_forgot(invoke: Invoke, base: Path, slurm: dict[str, Any]) -> None:
-    build_job(base, "4242", events=FINISHED, log_lines=HEALTHY)
+    build_job(base, "4242", events=FINISHED, run=HEALTHY)
     set_jobs(slurm)
     doc = json.loads(invoke("status", "4242", "--json", env=slurm).stdout)
     assert doc["slurm"] is None
@@ -348,7 +364,7 @@ def test_a_malformed_job_id_is_a_usage_error(invoke: Invoke, name: str) -> None:
 def test_logs_lists_files_sizes_and_processes(
     invoke: Invoke, base: Path, no_slurm: dict[str, str]
 ) -> None:
-    job_dir = build_job(base, "4242", events=RUNNING, log_lines=STARTED_ONE)
+    job_dir = build_job(base, "4242", events=RUNNING, run=STARTED_ONE)
     logs = job_dir / "logs"
     (logs / "node-01_agg_w0.out.1").write_text("before the restart\n")
     result = invoke("logs", "4242", "--json", env=no_slurm)
@@ -455,7 +471,7 @@ def test_cancel_a_slurm_job(invoke: Invoke, slurm: dict[str, Any]) -> None:
 def test_status_after_cancel_comes_from_accounting(
     invoke: Invoke, base: Path, slurm: dict[str, Any]
 ) -> None:
-    build_job(base, "4242", events=RUNNING, log_lines=STARTED_ONE)
+    build_job(base, "4242", events=RUNNING, run=STARTED_ONE)
     set_jobs(slurm, job_row("4242"))
     assert invoke("cancel", "4242", env=slurm).exit_code == 0
     result = invoke("status", "4242", env=slurm)
@@ -490,10 +506,10 @@ def test_cancel_without_scancel(invoke: Invoke, no_slurm: dict[str, str]) -> Non
 
 
 def test_monitor_once_table(invoke: Invoke, base: Path, slurm: dict[str, Any]) -> None:
-    build_job(base, "4242", events=RUNNING, log_lines=STARTED_ONE)
-    build_job(base, "4100", events=FINISHED, log_lines=HEALTHY, rollup=True)
-    build_job(base, "local-20261129T150000Z", events=RUNNING, log_lines=HEALTHY)
-    build_job(base, "local-20261129T140000Z", events=FINISHED, log_lines=HEALTHY)
+    build_job(base, "4242", events=RUNNING, run=STARTED_ONE)
+    build_job(base, "4100", events=FINISHED, run=HEALTHY, rollup=True)
+    build_job(base, "local-20261129T150000Z", events=RUNNING, run=HEALTHY)
+    build_job(base, "local-20261129T140000Z", events=FINISHED, run=HEALTHY)
     set_jobs(slurm, job_row("4242"), job_row("4300", "PENDING"), job_row("9", user="other"))
     result = invoke("monitor", "--once", env=slurm)
     assert result.exit_code == 0, result.output
@@ -529,8 +545,8 @@ def test_monitor_once_table(invoke: Invoke, base: Path, slurm: dict[str, Any]) -
 
 
 def test_monitor_once_json_all(invoke: Invoke, base: Path, slurm: dict[str, Any]) -> None:
-    build_job(base, "4100", events=FINISHED, log_lines=HEALTHY, rollup=True)
-    build_job(base, "local-20261129T140000Z", events=FINISHED, log_lines=HEALTHY)
+    build_job(base, "4100", events=FINISHED, run=HEALTHY, rollup=True)
+    build_job(base, "local-20261129T140000Z", events=FINISHED, run=HEALTHY)
     (base / "not-a-job").mkdir()
     set_jobs(slurm, job_row("4242"))
     result = invoke("monitor", "--once", "--all", "--json", env=slurm)

@@ -173,6 +173,63 @@ def test_manual_recipe_serves_until_cancel(
             child.communicate(timeout=60)
 
 
+@pytest.mark.slow
+def test_status_counts_the_ready_workers_of_a_real_local_job_from_its_events(
+    invoke: Invoke, manual_recipe: Path, marker: str, tmp_path: Path
+) -> None:
+    """`srtctl status --json` of a serving job reports every planned worker ready, and that
+    comes from the runtime's status_events.jsonl (process and health events), not from logs."""
+    from srt_runtime.status import HealthPassed, ProcessEvent, decode_event_lines
+
+    out = tmp_path / "out"
+    child = subprocess.Popen(
+        [*SRTCTL, "apply", "--local", "-f", str(manual_recipe), "-o", str(out)],
+        env={**os.environ, MARKER: marker},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _wait_for(lambda: out.is_dir() and any(out.iterdir()), "the job folder", 60, child)
+        (job_dir,) = [p for p in out.iterdir() if p.is_dir()]
+        job_id = job_dir.name
+        _wait_for(lambda: _status(job_dir).get("stage") == "serving", "stage serving", 240, child)
+        plan = json.loads((job_dir / "plan.json").read_text())
+        workers = sorted(p["name"] for p in plan["processes"] if p["kind"] == "worker")
+        assert len(workers) == 2
+
+        status = invoke("status", job_id, "-o", str(out), "--json")
+        assert status.exit_code == 0, status.output
+        doc = json.loads(status.stdout)
+        assert (doc["stage"], doc["status"]) == ("serving", "running")
+        assert doc["workers"] == {"ready": len(workers), "total": len(workers)}
+
+        events = decode_event_lines((job_dir / "status_events.jsonl").read_bytes())
+        started = sorted(
+            e.process
+            for e in events
+            if isinstance(e, ProcessEvent) and e.what == "started" and e.kind == "worker"
+        )
+        assert started == workers
+        assert [e.url for e in events if isinstance(e, HealthPassed)] == [plan["health"]["url"]]
+
+        cancel = invoke("cancel", job_id, "-o", str(out))
+        assert cancel.exit_code == 0, cancel.output
+        child.communicate(timeout=120)
+        assert _status(job_dir)["status"] == "cancelled"
+        events = decode_event_lines((job_dir / "status_events.jsonl").read_bytes())
+        exited = sorted(
+            e.process
+            for e in events
+            if isinstance(e, ProcessEvent) and e.what == "exited" and e.kind == "worker"
+        )
+        assert exited == workers
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate(timeout=60)
+
+
 STREAM_RECIPE = """\
 schema: 2
 name: stream

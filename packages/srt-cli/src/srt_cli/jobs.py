@@ -1,8 +1,11 @@
 """Reading a job folder (``<output>/<job_id>/``) and asking Slurm about jobs, for the job commands
 (status, logs, cancel, monitor).
 
-The folder is what the runtime writes (docs/design.md#files-a-run-writes): ``status.json`` and
-``status_events.jsonl`` (``srt_runtime.status.StatusEvent``), ``plan.json``
+The folder is what the runtime writes (docs/design.md#files-a-run-writes): ``status.json``
+(``srt_runtime.status.StatusEvent``) and ``status_events.jsonl`` (``srt_runtime.status.RunEvent``:
+stage changes, process started / ready / exited / restarted, health passed, benchmark progress;
+workers ready and the benchmark's progress come from these events, never from log prose),
+``plan.json``
 (``srt_planner.plan.JobPlan``), ``logs/sweep_<job_id>.log`` (the supervisor's log),
 ``logs/benchmark-rollup.json`` (srt_bench.rollup) and ``<job_id>.json`` (apply's metadata).
 ``build_*`` functions are pure; ``read_*``, ``query_*`` and ``find_*`` do I/O. Nothing here prints.
@@ -30,18 +33,21 @@ from srt_cli.errors import CliUsageError, SlurmError
 if TYPE_CHECKING:
     from srt_cli.environment import Edge
     from srt_planner.plan import JobPlan
-    from srt_runtime.status import StatusEvent
+    from srt_runtime.status import RunEvent, StatusEvent
 
 __all__ = [
     "SQUEUE_FORMAT",
     "JobRef",
     "SlurmLookup",
     "SlurmRow",
+    "build_bench_progress",
     "build_dead_note",
+    "build_listing",
     "build_results",
     "build_summary",
     "count_ready_workers",
     "describe_process",
+    "find_job_folders",
     "find_supervisors",
     "is_final",
     "is_supervisor_of",
@@ -59,6 +65,8 @@ __all__ = [
 #: ``srtctl apply --local`` names local jobs ``local-<UTC timestamp>[-n]`` (applying.py).
 _LOCAL_ID = re.compile(r"local-\d{8}T\d{6}Z(-\d+)?")
 _SLURM_ID = re.compile(r"\d+")
+#: A folder under the output base that is a job's (a Slurm job id or a local job id).
+_JOB_FOLDER = re.compile(rf"{_SLURM_ID.pattern}|{_LOCAL_ID.pattern}")
 #: squeue columns: job id, state, time used, time limit, node count, reason or node list, name.
 SQUEUE_FORMAT = "%i|%T|%M|%l|%D|%R|%j"
 SQUEUE_ARG = f"--format={SQUEUE_FORMAT}"
@@ -72,14 +80,8 @@ SACCT_ARGS = (
 _UNKNOWN = "not known to Slurm (finished, or never submitted)"
 #: The runtime's log line format: ``%(asctime)s %(levelname)s %(message)s``.
 _LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<level>[A-Z]+) (?P<message>.*)$")
-_READY = re.compile(r"^(?P<name>\S+) is ready \(")
-_STARTING = re.compile(r"^Starting (?P<name>\S+) on ")
-_RELAUNCH = re.compile(r"_r\d+$")
 #: Stages after which the benchmark either ran or never will.
 _AFTER_BENCHMARK = ("post_eval", "serving", "cleanup")
-#: srt-bench prefixes its progress lines (``srt_bench.__main__``).
-_BENCH_PREFIX = "[srt-bench] "
-_PROGRESS_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True)
@@ -237,26 +239,18 @@ def read_status(job_dir: Path) -> StatusEvent | None:
     )
 
 
-def read_events(job_dir: Path) -> list[StatusEvent]:
-    import msgspec
-
-    from srt_runtime.status import StatusEvent
+def read_events(job_dir: Path) -> list[RunEvent]:
+    """Every event of ``status_events.jsonl`` (decoded with the runtime's structs)."""
+    from srt_runtime.status import decode_event_lines
 
     path = job_dir / "status_events.jsonl"
     try:
-        lines = path.read_bytes().splitlines()
+        data = path.read_bytes()
     except FileNotFoundError:
         return []
     except OSError as exc:
         raise SlurmError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
-    decoder = msgspec.json.Decoder(StatusEvent)
-    events = []
-    for line in lines:
-        try:
-            events.append(decoder.decode(line))
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            continue  # a line being appended right now
-    return events
+    return decode_event_lines(data)
 
 
 def read_plan(job_dir: Path) -> JobPlan | None:
@@ -302,23 +296,26 @@ def _log_messages(path: Path) -> list[tuple[str, str]]:
     return found
 
 
-def count_ready_workers(plan: JobPlan, messages: Sequence[tuple[str, str]]) -> tuple[int, int]:
-    """(ready, total) worker processes, from the supervisor's ``<name> is ready`` lines.
+def count_ready_workers(plan: JobPlan, events: Sequence[RunEvent]) -> tuple[int, int]:
+    """(ready, total) worker processes of the plan, from the run's events.
 
-    A worker without a readiness probe counts once started; a healthy deployment (the health
-    gate passed) counts every worker.
+    A worker counts once its ``ready`` event arrived (a relaunch counts for the planned
+    process it replaces); a worker without a readiness probe once it started; after the health
+    gate passed, every worker.
     """
+    from srt_runtime.status import HealthPassed, ProcessEvent
+
     workers = [p for p in plan.processes if p.kind == "worker"]
     ready: set[str] = set()
     started: set[str] = set()
     healthy = False
-    for _level, message in messages:
-        if (m := _READY.match(message)) is not None:
-            ready.add(_RELAUNCH.sub("", m["name"]))
-        elif (m := _STARTING.match(message)) is not None:
-            started.add(_RELAUNCH.sub("", m["name"]))
-        elif message.startswith("Deployment healthy after "):
+    for event in events:
+        if isinstance(event, HealthPassed):
             healthy = True
+        elif isinstance(event, ProcessEvent) and event.what == "ready":
+            ready.add(event.process)
+        elif isinstance(event, ProcessEvent) and event.what == "started":
+            started.add(event.process)
     count = sum(
         1
         for w in workers
@@ -347,25 +344,12 @@ def build_benchmark_phase(
     return "not reached" if is_final(status) else "waiting"
 
 
-def _bench_progress(log_dir: Path, plan: JobPlan | None) -> str | None:
-    """The benchmark client's last ``[srt-bench] ...`` line (``concurrency 4: warmup ...``)."""
-    if plan is None:
-        return None
-    last = None
-    for spec in plan.processes:
-        if spec.phase != "benchmark":
-            continue
-        path = Path(spec.log_file) if Path(spec.log_file).is_absolute() else log_dir / spec.log_file
-        try:
-            with path.open("rb") as handle:
-                handle.seek(max(0, handle.seek(0, 2) - _PROGRESS_BYTES))
-                tail = handle.read().decode(errors="replace")
-        except OSError:
-            continue
-        for line in tail.splitlines():
-            if line.startswith(_BENCH_PREFIX):
-                last = line[len(_BENCH_PREFIX) :].strip()
-    return last
+def build_bench_progress(events: Sequence[RunEvent]) -> str | None:
+    """The benchmark client's last progress line (``concurrency 4: warmup ...``)."""
+    from srt_runtime.status import BenchmarkProgress
+
+    lines = [e.line for e in events if isinstance(e, BenchmarkProgress)]
+    return lines[-1] if lines else None
 
 
 def build_results(rollup: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -391,6 +375,8 @@ def _first_existing(*paths: Path) -> Path | None:
 
 def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict[str, Any]:
     """Everything ``srtctl status`` reports about one job, as a JSON-ready dict."""
+    from srt_runtime.status import StatusEvent
+
     exists = job_dir.is_dir()
     status = read_status(job_dir) if exists else None
     plan = read_plan(job_dir) if exists else None
@@ -400,11 +386,12 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
     )
     rollup = _read_dict(rollup_path) if rollup_path is not None else None
     messages = _log_messages(sweep_log(job_dir, ref.job_id)) if exists else []
+    events = read_events(job_dir) if exists else []
     workers = None
     if plan is not None:
-        ready, total = count_ready_workers(plan, messages)
+        ready, total = count_ready_workers(plan, events)
         workers = {"ready": ready, "total": total}
-    seen = {e.stage for e in read_events(job_dir)} if exists else set()
+    seen = {e.stage for e in events if isinstance(e, StatusEvent)}
     dashboard = _first_existing(
         job_dir / "perf_dashboard.html", job_dir / "logs" / "perf_dashboard.html"
     )
@@ -430,7 +417,7 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         "ended": is_final(status) or dead is not None,
         "workers": workers,
         "benchmark": build_benchmark_phase(plan, status, seen, rollup is not None),
-        "benchmark_progress": _bench_progress(job_dir / "logs", plan) if exists else None,
+        "benchmark_progress": build_bench_progress(events),
         "results": build_results(rollup),
         "rollup": str(rollup_path) if rollup_path is not None else None,
         "dashboard": str(dashboard) if dashboard is not None else None,
@@ -440,6 +427,40 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         "metadata": metadata,
         # A local run that has not ended: its supervisor's pids here ([] = none runs here).
         "supervisor": supervisors,
+    }
+
+
+def find_job_folders(base: Path) -> list[Path]:
+    """The job folders under the output base (named by a Slurm or local job id), sorted."""
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.iterdir() if p.is_dir() and _JOB_FOLDER.fullmatch(p.name))
+
+
+def build_listing(job_dir: Path) -> dict[str, Any]:
+    """One row of ``srtctl list``: id, name, status, stage, started, exit code (from the job
+    folder's events, plan and apply metadata); a local run whose supervisor is gone is ``dead``."""
+    from srt_runtime.status import StatusEvent
+
+    ref = parse_job_id(job_dir.name)
+    status = read_status(job_dir)
+    stages = [e for e in read_events(job_dir) if isinstance(e, StatusEvent)]
+    plan = read_plan(job_dir)
+    metadata = _read_dict(job_dir / f"{ref.job_id}.json")
+    name = plan.job_name if plan is not None else (metadata or {}).get("job_name")
+    dead = None
+    if ref.kind == "local" and status is not None and not is_final(status):
+        dead = build_dead_note(status, read_recorded_pid(job_dir), find_supervisors(job_dir))
+    return {
+        "job_id": ref.job_id,
+        "kind": ref.kind,
+        "job_name": name,
+        "status": "dead" if dead else (status.status if status is not None else None),
+        "stage": status.stage if status is not None else None,
+        "started_at": stages[0].at if stages else None,
+        "updated_at": status.at if status is not None else None,
+        "exit_code": status.exit_code if status is not None else None,
+        "job_dir": str(job_dir),
     }
 
 

@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "apply": ("apply", "Submit a recipe to Slurm (or run it here with --local)."),
     "cancel": ("cancel", "Cancel a job (scancel, or SIGTERM to a local run's supervisor)."),
     "dry-run": ("dry_run", "Show the sbatch script and the complete job plan; submit nothing."),
+    "get": ("list", "The same as list (kubectl's spelling)."),
+    "list": ("list", "The jobs of the output folder: id, name, status, stage, started, exit code."),
     "logs": ("logs", "List a job's log files, or print and follow one process's log."),
     "migrate": ("migrate", "Rewrite schema-1 (v1) recipes as schema 2, comments kept."),
     "monitor": ("monitor", "A live table of your jobs (squeue --me and local runs)."),
@@ -88,6 +90,8 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 @click.group(
     cls=LazyGroup,
+    invoke_without_command=True,
+    no_args_is_help=False,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="""\b
 Examples:
@@ -95,6 +99,12 @@ Examples:
   srtctl dry-run -f recipe.yaml --set benchmark.isl=2048
   srtctl apply -f recipe.yaml:override_tp8 --json
   srtctl migrate -f old-recipes/ --in-place
+  srtctl list --json
+
+\b
+Machine output: --json (one JSON document on stdout) on apply, cancel, dry-run,
+list, logs, monitor, status and validate. -o/--output is where files go (the
+output folder; for migrate and schema a file), never an output format.
 
 \b
 Exit codes: 0 ok, 2 usage error or invalid recipe, 3 planning error,
@@ -117,6 +127,9 @@ def cli(ctx: click.Context) -> None:
     The cluster config (srtslurm.yaml) is taken from $SRTSLURM_CONFIG, else from the current
     folder or the nearest parent that has one.
     """
+    if ctx.invoked_subcommand is None:  # `srtctl` alone: the help, and success
+        click.echo(ctx.get_help())
+        ctx.exit(0)
     ctx.obj = read_edge()
 
 

@@ -49,7 +49,9 @@ class LogEntry:
     help="A process of the plan (see the listing), `supervisor` (the sweep log), or a file "
     "below the job's logs/ folder.",
 )
-@click.option("--follow", is_flag=True, help="Keep printing new lines until the job has ended.")
+@click.option(
+    "-f", "--follow", is_flag=True, help="Keep printing new lines until the job has ended."
+)
 @click.option(
     "-n",
     "--lines",

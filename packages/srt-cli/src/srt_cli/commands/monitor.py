@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,8 +20,6 @@ Examples:
   srtctl monitor --once --all -o /shared/outputs
   srtctl monitor --once --json | jq -r 'select(.ended | not) | .job_id'
 """
-
-_JOB_FOLDER = re.compile(r"\d+|local-\d{8}T\d{6}Z(-\d+)?")
 
 
 @click.command("monitor", epilog=EPILOG)
@@ -84,17 +81,11 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _folders(base: Path) -> list[Path]:
-    if not base.is_dir():
-        return []
-    return sorted(p for p in base.iterdir() if p.is_dir() and _JOB_FOLDER.fullmatch(p.name))
-
-
 def collect(edge: Edge, base: Path, *, show_all: bool) -> tuple[list[dict[str, Any]], list[str]]:
     """One summary per job: squeue --me rows first, then local (or, with --all, every) folder;
     and notes (no squeue, unreadable job folders)."""
     from srt_cli.errors import CliError
-    from srt_cli.jobs import JobRef, SlurmLookup, build_summary, query_mine
+    from srt_cli.jobs import JobRef, SlurmLookup, build_summary, find_job_folders, query_mine
 
     mine = query_mine(edge.environ)
     notes = [mine.note] if mine.note else []
@@ -117,7 +108,7 @@ def collect(edge: Edge, base: Path, *, show_all: bool) -> tuple[list[dict[str, A
         ref = JobRef(job_id=row.base_id, kind="slurm")
         add(ref, base / row.base_id, SlurmLookup(rows=(row,)), ended_too=True)
     gone = "not in squeue --me" if mine.note is None else mine.note
-    for folder in _folders(base):
+    for folder in find_job_folders(base):
         local = folder.name.startswith("local-")
         if folder.name in listed or (not local and not show_all):
             continue
