@@ -17,7 +17,7 @@ from srt_runtime.restart import backoff_for, decide
 
 
 def test_backoff_doubles_from_the_base_up_to_the_cap() -> None:
-    """E15: base 10, cap 120 -> 10, 20, 40, 80, 120, 120."""
+    """Base 10, cap 120 -> 10, 20, 40, 80, 120, 120 (docs/planner.md#failure-and-restart)."""
     restart = RestartSpec(policy="on-failure", backoff_seconds=10, max_backoff_seconds=120)
     assert [backoff_for(restart, n) for n in range(6)] == [10, 20, 40, 80, 120, 120]
 
