@@ -7,10 +7,39 @@ module reads them through this module so the dependency sits in one place.
 from __future__ import annotations
 
 from srt_schema.recipe import Recipe
-from srt_schema.roles import ROLE_NAMES, EngineConfig, ResolvedRole, RoleName, engine_of
+from srt_schema.roles import (
+    ROLE_NAMES,
+    EngineConfig,
+    ResolvedRole,
+    RoleName,
+    capabilities,
+    colocates_across_nodes,
+    colocates_prefill_decode,
+    connector_of,
+    dp_launch_mode_of,
+    engine_of,
+    failover_of,
+    is_mpi,
+    sequential_node_start_of,
+)
 from srt_schema.roles import resolve_roles as _resolve_roles
 
-__all__ = ["ROLE_ORDER", "Engine", "ResolvedRole", "RoleName", "engine_of", "resolve_roles"]
+__all__ = [
+    "ROLE_ORDER",
+    "Engine",
+    "ResolvedRole",
+    "RoleName",
+    "capabilities",
+    "colocates_across_nodes",
+    "colocates_prefill_decode",
+    "connector_of",
+    "dp_launch_mode_of",
+    "engine_of",
+    "failover_of",
+    "is_mpi",
+    "resolve_roles",
+    "sequential_node_start_of",
+]
 
 ROLE_ORDER: tuple[RoleName, ...] = ROLE_NAMES
 Engine = EngineConfig

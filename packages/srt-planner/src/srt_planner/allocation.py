@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from srt_planner._recipe import engine_of, resolve_roles
+from srt_planner._recipe import (
+    colocates_across_nodes,
+    colocates_prefill_decode,
+    engine_of,
+    is_mpi,
+    resolve_roles,
+)
 from srt_planner.errors import PlanningError
 from srt_planner.plan import AllocationRequest, HetComponent
 from srt_schema.cluster import ClusterConfig
-from srt_schema.recipe import Recipe, ServiceConfig, TRTLLMBackend, VLLMBackend
+from srt_schema.recipe import Recipe, ServiceConfig
 
 __all__ = [
     "DEFAULT_ACCOUNT",
@@ -73,12 +79,10 @@ def role_node_count(recipe: Recipe) -> int:
     roles = resolve_roles(recipe)
     gpn = recipe.resources.gpus_per_node
     engines = [engine_of(recipe, role.name) for role in roles]
-    colocation = [
-        e for e in engines if isinstance(e, VLLMBackend) and e.allow_prefill_decode_colocation
-    ]
+    colocation = [e for e in engines if colocates_prefill_decode(e)]
     if colocation and {r.name for r in roles} == {"prefill", "decode"}:
         gpus = sum(role.workers * role.gpus_per_worker for role in roles)
-        if gpus <= gpn or colocation[0].allow_prefill_decode_colocation_across_nodes:
+        if gpus <= gpn or colocates_across_nodes(colocation[0]):
             return max(1, -(-gpus // gpn))
     return sum(role.nodes for role in roles)
 
@@ -106,9 +110,7 @@ def _extra_nodes(recipe: Recipe) -> int:
 
 
 def _uses_trtllm(recipe: Recipe) -> bool:
-    return any(
-        isinstance(engine_of(recipe, role.name), TRTLLMBackend) for role in resolve_roles(recipe)
-    )
+    return any(is_mpi(engine_of(recipe, role.name)) for role in resolve_roles(recipe))
 
 
 def _directives(recipe: Recipe, cluster: ClusterConfig) -> dict[str, str]:

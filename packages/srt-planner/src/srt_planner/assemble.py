@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import msgspec
 
-from srt_planner._recipe import engine_of, resolve_roles
+from srt_planner._recipe import capabilities, dp_launch_mode_of, engine_of, resolve_roles
 from srt_planner.benchmark import build_benchmark
 from srt_planner.carving import carve_nodes
 from srt_planner.context import (
@@ -52,8 +52,6 @@ from srt_schema.recipe import (
     HostSetupConfig,
     IdentityConfig,
     Recipe,
-    SGLangBackend,
-    VLLMBackend,
 )
 
 __all__ = ["plan_job"]
@@ -64,7 +62,7 @@ def _refuse_unplanned(recipe: Recipe) -> None:
     sidecars = sidecar_mode(recipe)
     for role in resolve_roles(recipe):
         engine = engine_of(recipe, role.name)
-        if sidecars and not isinstance(engine, SGLangBackend):
+        if sidecars and not capabilities(engine).dynamo_sidecar:
             kind = engine.__struct_config__.tag
             raise PlanningError(
                 f"$.roles.{role.name}.sidecar: the Dynamo sidecar mode is planned for SGLang "
@@ -95,10 +93,10 @@ def _registered_instances(
     for role in resolve_roles(recipe):
         engine = engine_of(recipe, role.name)
         args = dict(role.config.args)
-        if not isinstance(engine, VLLMBackend) or data_parallel(args) <= 1:
+        if not capabilities(engine).data_parallel or data_parallel(args) <= 1:
             continue
         groups = [g for g in expanded if g[0].endpoint.role == role.name]
-        if engine.dp_launch_mode == "per_gpu":
+        if dp_launch_mode_of(engine) == "per_gpu":
             counts[role.name] = role.workers * data_parallel(args)
         elif groups and replica_size(args) <= len(groups[0][0].gpus):
             counts[role.name] = sum(len(g) for g in groups)

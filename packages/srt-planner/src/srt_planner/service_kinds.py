@@ -1,12 +1,16 @@
 """What each service kind brings: default command, ports, readiness probe, phase, criticality.
 
+Placement, phase, criticality, ports and the default probe are rows of
+``srt_schema.registry.SERVICE_KINDS``, the table the validator reads; this module only turns a
+row into plan values (and holds the built-in commands).
+
 Kinds (docs/planner.md#services): etcd, nats (infra phase), mooncake-master, mooncake-store,
 ray, gms, lmcache-server (before workers), generic and the exporters (after the frontend).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import assert_never
 
 from srt_planner.context import PlanContext
 from srt_planner.engines.failover import GMS_READY_MARKER, gms_command
@@ -14,36 +18,41 @@ from srt_planner.errors import PlanningError
 from srt_planner.plan import HttpProbe, LogProbe, Readiness, TcpProbe
 from srt_planner.ports import (
     ETCD_CLIENT_PORT,
-    ETCD_PEER_PORT,
     MOONCAKE_HTTP_PORT,
     MOONCAKE_METRICS_PORT,
     MOONCAKE_RPC_PORT,
-    NATS_PORT,
 )
 from srt_schema.recipe import ServiceConfig, ServiceMetricsConfig
+from srt_schema.registry import SERVICE_KINDS, ServiceKind, ServicePhase
 
 __all__ = [
-    "BEFORE_WORKERS",
-    "CRITICAL",
-    "EXPORTERS",
-    "INFRA",
-    "WORKER_PLACED",
+    "is_infra",
     "kind_command",
+    "kind_of",
     "kind_ports",
     "kind_readiness",
     "service_phase",
 ]
 
-INFRA = frozenset({"etcd", "nats"})
-BEFORE_WORKERS = frozenset({"mooncake-master", "mooncake-store", "ray", "gms", "lmcache-server"})
-CRITICAL = frozenset(
-    {"etcd", "nats", "mooncake-master", "mooncake-store", "ray", "gms", "lmcache-server"}
-)
-WORKER_PLACED = frozenset({"dcgm-exporter", "node-exporter", "mooncake-store", "lmcache-server"})
-EXPORTERS = frozenset({"dcgm-exporter", "node-exporter", "process-exporter"})
-LMCACHE_RPC_PORT = 8750
-LMCACHE_HTTP_PORT = 8751
-RAY_PORT = 6379
+LMCACHE_RPC_PORT = SERVICE_KINDS["lmcache-server"].port("rpc")
+LMCACHE_HTTP_PORT = SERVICE_KINDS["lmcache-server"].port("http")
+RAY_PORT = SERVICE_KINDS["ray"].port("gcs")
+
+
+def kind_of(service: ServiceConfig) -> ServiceKind:
+    """The registry row of ``service.type`` (the validator refused any other type)."""
+    kind = SERVICE_KINDS.get(service.type)
+    if kind is None:
+        raise PlanningError(
+            f"$.services[{service.name}].type: unknown service type {service.type!r}; "
+            f"available: {', '.join(sorted(SERVICE_KINDS))}"
+        )
+    return kind
+
+
+def is_infra(service: ServiceConfig) -> bool:
+    """The discovery plane (etcd, NATS): started first, stopped last, no discovery env."""
+    return kind_of(service).start == "infra"
 
 
 def kind_command(
@@ -100,28 +109,13 @@ def kind_command(
 
 
 def kind_ports(service: ServiceConfig) -> dict[str, int]:
-    match service.type:
-        case "etcd":
-            return {"client": ETCD_CLIENT_PORT, "peer": ETCD_PEER_PORT}
-        case "nats":
-            return {"client": NATS_PORT}
-        case "mooncake-master":
-            return {
-                "rpc": MOONCAKE_RPC_PORT,
-                "http": MOONCAKE_HTTP_PORT,
-                "metrics": MOONCAKE_METRICS_PORT,
-            }
-        case "lmcache-server":
-            return {"rpc": LMCACHE_RPC_PORT, "http": LMCACHE_HTTP_PORT}
-        case "ray":
-            return {"gcs": RAY_PORT}
-        case "dcgm-exporter" | "node-exporter" | "process-exporter":
-            metrics = service.metrics
-            if isinstance(metrics, ServiceMetricsConfig):
-                return {"metrics": metrics.port}
-            return {f"metrics_{i}": m.port for i, m in enumerate(metrics)}
-        case _:
-            return {}
+    metrics = service.metrics
+    if service.type.endswith("-exporter"):
+        # An exporter's port is its metrics config (the table holds the default of that config).
+        if isinstance(metrics, ServiceMetricsConfig):
+            return {"metrics": metrics.port}
+        return {f"metrics_{i}": m.port for i, m in enumerate(metrics)}
+    return dict(kind_of(service).ports)
 
 
 def kind_readiness(
@@ -129,28 +123,33 @@ def kind_readiness(
 ) -> Readiness | None:
     config = service.readiness
     host = ctx.address(node)
-    infra = service.type in INFRA
-    timeout = float(config.timeout_seconds if config else (300 if infra else 120))
+    kind = kind_of(service)
+    timeout = float(config.timeout_seconds if config else kind.readiness_timeout)
     interval = float(config.interval_seconds if config else 2)
-    if config is None and service.type == "lmcache-server":
-        return HttpProbe(
-            host=host,
-            port=LMCACHE_HTTP_PORT,
-            path="/healthcheck",
-            timeout_seconds=timeout,
-            interval_seconds=interval,
-        )
-    if config is None and service.type == "gms":
-        return LogProbe(
-            pattern=GMS_READY_MARKER, timeout_seconds=timeout, interval_seconds=interval
-        )
-    if config is None and service.type in EXPORTERS:
-        return None
     if config is None:
-        first = next(iter(ports.values()), None)
-        if first is None:
-            return None
-        return TcpProbe(host=host, port=first, timeout_seconds=timeout, interval_seconds=interval)
+        match kind.readiness:
+            case "http":
+                return HttpProbe(
+                    host=host,
+                    port=ports["http"],
+                    path=kind.readiness_path,
+                    timeout_seconds=timeout,
+                    interval_seconds=interval,
+                )
+            case "log":
+                # gms is the one log-gated kind: its marker is the failover module's.
+                return LogProbe(
+                    pattern=GMS_READY_MARKER, timeout_seconds=timeout, interval_seconds=interval
+                )
+            case "tcp":
+                first = next(iter(ports.values()))
+                return TcpProbe(
+                    host=host, port=first, timeout_seconds=timeout, interval_seconds=interval
+                )
+            case "none":
+                return None
+            case _:
+                assert_never(kind.readiness)
     if config.port is not None:
         return TcpProbe(
             host=host, port=config.port, timeout_seconds=timeout, interval_seconds=interval
@@ -176,19 +175,16 @@ def kind_readiness(
     return None
 
 
-def service_phase(service: ServiceConfig) -> Literal["infra", "before_workers", "after_frontend"]:
+def service_phase(service: ServiceConfig) -> ServicePhase:
     match service.start:
         case "before_workers":
             return "before_workers"
         case "after_frontend":
             return "after_frontend"
         case None:
-            pass
+            return kind_of(service).start
         case other:
             raise PlanningError(
                 f"$.services[{service.name}].start: {other!r} is not before_workers or "
                 "after_frontend"
             )
-    if service.type in INFRA:
-        return "infra"
-    return "before_workers" if service.type in BEFORE_WORKERS else "after_frontend"

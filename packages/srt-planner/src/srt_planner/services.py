@@ -12,7 +12,13 @@ from collections.abc import Sequence
 
 import msgspec
 
-from srt_planner._recipe import engine_of, resolve_roles
+from srt_planner._recipe import (
+    capabilities,
+    connector_of,
+    engine_of,
+    failover_of,
+    resolve_roles,
+)
 from srt_planner.context import PlanContext
 from srt_planner.discovery import discovery_env, needs_etcd, needs_nats
 from srt_planner.engines.base import WorkerProcess
@@ -32,10 +38,9 @@ from srt_planner.ports import (
     NATS_PORT,
 )
 from srt_planner.service_kinds import (
-    CRITICAL,
-    INFRA,
-    WORKER_PLACED,
+    is_infra,
     kind_command,
+    kind_of,
     kind_ports,
     kind_readiness,
     service_phase,
@@ -50,7 +55,6 @@ from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_com
 from srt_schema.recipe import (
     ServiceConfig,
     ServicePlacementConfig,
-    VLLMBackend,
     VLLMFailoverConfig,
 )
 
@@ -65,16 +69,15 @@ class _Instance(msgspec.Struct, frozen=True, kw_only=True):
 def _uses_lmcache_mp(ctx: PlanContext) -> bool:
     for role in resolve_roles(ctx.recipe):
         engine = engine_of(ctx.recipe, role.name)
-        if isinstance(engine, VLLMBackend):
-            name = role.config.args.get("connector", engine.connector)
+        if capabilities(engine).kv_connector:
+            name = role.config.args.get("connector", connector_of(engine))
             if name == "lmcache-mp":
                 return True
     return False
 
 
 def _failover(ctx: PlanContext, role: str) -> VLLMFailoverConfig | None:
-    engine = engine_of(ctx.recipe, role)
-    return engine.failover if isinstance(engine, VLLMBackend) else None
+    return failover_of(engine_of(ctx.recipe, role))
 
 
 def _uses_failover(ctx: PlanContext) -> bool:
@@ -116,13 +119,7 @@ def _placement(service: ServiceConfig) -> ServicePlacementConfig:
         return service.placement
     if service.nodes is not None:
         return ServicePlacementConfig(node="workers")
-    if service.type in INFRA or service.type == "mooncake-master":
-        return ServicePlacementConfig(node="infra")
-    if service.type == "process-exporter":
-        return ServicePlacementConfig(node="all")
-    if service.type in WORKER_PLACED:
-        return ServicePlacementConfig(node="workers")
-    return ServicePlacementConfig(node="head")
+    return ServicePlacementConfig(node=kind_of(service).placement)
 
 
 def _dedupe(nodes: Sequence[str]) -> tuple[str, ...]:
@@ -312,7 +309,7 @@ def build_services(
             worker = instance.worker
             if worker is not None and len(worker.gpus) < ctx.gpus_per_node:
                 mask = {ctx.cluster.visible_devices_env: ",".join(str(g) for g in worker.gpus)}
-            inherit = service.inherit_discovery_env and service.type not in INFRA
+            inherit = service.inherit_discovery_env and not is_infra(service)
             discovery = discovery_env(ctx) if inherit else {}
             source_env = {SOURCE_DIR_ENV: source_dir} if source_dir is not None else {}
             env = layer_env(discovery, _gms_env(ctx, service, worker), source_env, rendered, mask)
@@ -345,7 +342,7 @@ def build_services(
                 )
             )
             critical = (
-                service.critical if service.critical is not None else service.type in CRITICAL
+                service.critical if service.critical is not None else kind_of(service).critical
             )
             if index == 0:
                 # Once, on the first node: the checkout is on the shared log directory.
@@ -373,7 +370,7 @@ def build_services(
                     critical=critical,
                     terminal=service.terminal,
                     stop_grace_seconds=30.0,
-                    stop_tier=2 if service.type in INFRA else 1,
+                    stop_tier=2 if is_infra(service) else 1,
                     implied_by=implied_by,
                     het_group=step.het_group,
                 )

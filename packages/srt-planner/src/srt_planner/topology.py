@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import assert_never
 
-from srt_planner._recipe import Engine, ResolvedRole, engine_of, resolve_roles
+from srt_planner._recipe import (
+    Engine,
+    ResolvedRole,
+    capabilities,
+    colocates_prefill_decode,
+    engine_of,
+    failover_of,
+    is_mpi,
+    resolve_roles,
+)
 from srt_planner.carving import Carving
 from srt_planner.context import frontend_type_of
 from srt_planner.engines.base import WorkerProcess
@@ -32,17 +41,14 @@ def plan_endpoints(recipe: Recipe, carving: Carving) -> tuple[Endpoint, ...]:
     gpn = recipe.resources.gpus_per_node
     roles = resolve_roles(recipe)
     engines = {role.name: engine_of(recipe, role.name) for role in roles}
-    separate = not any(
-        isinstance(engine, VLLMBackend) and engine.allow_prefill_decode_colocation
-        for engine in engines.values()
-    )
+    separate = not any(colocates_prefill_decode(engine) for engine in engines.values())
 
     def layout(role: ResolvedRole, het_group: int | None) -> RoleLayout:
         return RoleLayout(
             role=role.name,
             workers=role.workers,
             gpus_per_worker=role.gpus_per_worker,
-            packed=isinstance(engines[role.name], TRTLLMBackend),
+            packed=is_mpi(engines[role.name]),
             colocate=role.colocate,
             het_group=het_group,
         )
@@ -93,8 +99,9 @@ def _vllm_blocks(role: ResolvedRole, gpus_on_node: int, gpus_total: int) -> tupl
 
 def engine_count(engine: Engine) -> int:
     """Engines per worker process: 1, or 1 + ``engine.failover.shadow_engines`` (vLLM)."""
-    if isinstance(engine, VLLMBackend) and engine.failover is not None:
-        return 1 + engine.failover.shadow_engines
+    failover = failover_of(engine)
+    if failover is not None:
+        return 1 + failover.shadow_engines
     return 1
 
 
@@ -142,7 +149,7 @@ def _expand_endpoint(
         shared["bootstrap"] = allocator.take("bootstrap", leader)
     total = sum(len(g) for g in endpoint.gpus)
     nixl_block = 1
-    is_vllm_dp = isinstance(engine, VLLMBackend) and data_parallel(dict(role.config.args)) > 1
+    is_vllm_dp = capabilities(engine).data_parallel and data_parallel(dict(role.config.args)) > 1
     if is_vllm_dp:
         _, nixl_block = _vllm_blocks(role, len(endpoint.gpus[0]), total)
         shared["nixl"] = allocator.take("nixl", leader, nixl_block)

@@ -6,7 +6,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from srt_planner._recipe import Engine, ResolvedRole, engine_of, resolve_roles
+from srt_planner._recipe import (
+    Engine,
+    ResolvedRole,
+    engine_of,
+    failover_of,
+    is_mpi,
+    resolve_roles,
+    sequential_node_start_of,
+)
 from srt_planner.context import PlanContext
 from srt_planner.discovery import discovery_env, kvbm_env, mooncake_env, otel_env
 from srt_planner.engines import EngineCommand, WorkerProcess, WorkerRequest, build_engine_command
@@ -16,7 +24,7 @@ from srt_planner.plan import GeneratedFile, HttpProbe, ProcessSpec, RestartSpec
 from srt_planner.preamble import fingerprint_capture, needs_root, step_preamble
 from srt_planner.profiling import profile_for, profiling_env, worker_nsys_prefix
 from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
-from srt_schema.recipe import RestartPolicy, TRTLLMBackend, VLLMBackend
+from srt_schema.recipe import RestartPolicy
 
 __all__ = ["build_workers", "restart_spec"]
 
@@ -79,9 +87,10 @@ def _worker_env(
 
 def _failover_preamble(ctx: PlanContext, engine: Engine, proc: WorkerProcess) -> tuple[str, ...]:
     """Failover engines create their worker's shared directory (GMS sockets, election lock)."""
-    if not isinstance(engine, VLLMBackend) or engine.failover is None:
+    failover = failover_of(engine)
+    if failover is None:
         return ()
-    directory = worker_dir(engine.failover, ctx.job_id, proc.endpoint.role, proc.endpoint.index)
+    directory = worker_dir(failover, ctx.job_id, proc.endpoint.role, proc.endpoint.index)
     return (f"mkdir -p {shlex.quote(directory)}",)
 
 
@@ -155,8 +164,8 @@ def build_workers(
         endpoint = siblings[0].endpoint
         role = roles[endpoint.role]
         engine = engine_of(ctx.recipe, role.name)
-        mpi = isinstance(engine, TRTLLMBackend)
-        sequential = engine.sequential_node_start if isinstance(engine, TRTLLMBackend) else 0
+        mpi = is_mpi(engine)
+        sequential = sequential_node_start_of(engine)
         for proc in siblings[:1] if mpi else siblings:
             request = WorkerRequest(ctx=ctx, role=role, process=proc, siblings=siblings)
             command = build_engine_command(engine, request)

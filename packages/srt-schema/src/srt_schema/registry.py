@@ -1,6 +1,14 @@
 """The vocabularies a recipe may name, declared once: frontends, service kinds, benchmark types.
 
-The planner and the runtime read the same tables, so a kind is never spelled in two places.
+One table per vocabulary, read by the validator (``srt_schema.validate``), the planner
+(``srt_planner.services``/``service_kinds``, ``frontends``, ``context``), migrate
+(``srt_schema.migrate``) and the docs, so a kind is never spelled in two places:
+
+- ``SERVICE_KINDS``: placement, start phase, criticality, ports, default readiness, options.
+- ``FRONTENDS``: health-gate family, who serves the public port, what it launches, engines.
+- ``BENCHMARK_FIELDS`` (+ ``BENCHMARK_SHARED_FIELDS``): the fields each benchmark type reads.
+
+Engine capabilities are ``srt_schema.roles.ENGINE_CAPABILITIES``.
 """
 
 from __future__ import annotations
@@ -35,41 +43,95 @@ __all__ = [
     "Bound",
     "FrontendFamily",
     "FrontendInfo",
+    "FrontendServing",
     "SaBenchDataset",
     "ServiceKind",
+    "ServicePhase",
     "ServicePlacement",
+    "ServiceReadiness",
     "ServiceStart",
     "canonical_frontend",
+    "is_direct",
     "is_local_tokenizer",
 ]
 
-FrontendFamily = Literal["dynamo", "router", "direct", "none"]
+#: The health-gate family of a frontend: how the supervisor knows the deployment is ready.
+#: ``dynamo``: count the instances of ``/health``; ``router``: count ``/workers`` stats;
+#: ``direct``: ``/health`` then ``/v1/models``; ``trtllm_serve``: any 200; ``none``: no gate.
+#: The plan's ``HealthGate.family`` is this value.
+FrontendFamily = Literal["dynamo", "router", "direct", "trtllm_serve", "none"]
+#: Who serves the public port: a frontend process (``router``), the aggregate worker itself
+#: (``worker``), the worker when the deployment is aggregated and a frontend process when it is
+#: disaggregated (``worker_if_agg``), or nothing (``none``).
+FrontendServing = Literal["router", "worker", "worker_if_agg", "none"]
 
 
 class FrontendInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """What a ``frontend.type`` is and which engines it can front."""
+    """What a ``frontend.type`` is, what it launches and which engines it can front."""
 
     family: FrontendFamily
+    serving: FrontendServing
+    #: The program the frontend process runs (a Python module when ``module``); empty: none.
+    program: str = ""
+    module: bool = False
     #: Engines every role must run; empty = any engine.
     engines: tuple[EngineType, ...] = ()
     #: Another spelling of this frontend (``sgl-router`` is ``sglang-router``).
     alias_of: str | None = None
 
 
+_SGLANG_ROUTER = FrontendInfo(
+    family="router",
+    serving="router",
+    program="sglang_router.launch_router",
+    module=True,
+    engines=("sglang",),
+)
+
 FRONTENDS: dict[str, FrontendInfo] = {
-    "dynamo": FrontendInfo(family="dynamo"),
-    "sglang-router": FrontendInfo(family="router", engines=("sglang",)),
-    "sgl-router": FrontendInfo(family="router", engines=("sglang",), alias_of="sglang-router"),
+    "dynamo": FrontendInfo(
+        family="dynamo", serving="router", program="dynamo.frontend", module=True
+    ),
+    "sglang-router": _SGLANG_ROUTER,
+    "sgl-router": msgspec.structs.replace(_SGLANG_ROUTER, alias_of="sglang-router"),
     # SGLang Model Gateway: the engine-agnostic successor of sglang-router (SemiAnalysis fork).
-    "smg": FrontendInfo(family="router", engines=("sglang", "vllm", "trtllm")),
-    "vllm-router": FrontendInfo(family="router", engines=("vllm",)),
-    "atomesh": FrontendInfo(family="router", engines=("atom",)),
-    "tilert-router": FrontendInfo(family="router", engines=("tilert", "vllm")),
-    "sglang": FrontendInfo(family="direct", engines=("sglang",)),
-    "vllm": FrontendInfo(family="direct", engines=("vllm",)),
-    "trtllm_serve": FrontendInfo(family="direct", engines=("trtllm",)),
-    "none": FrontendInfo(family="none"),
+    "smg": FrontendInfo(
+        family="router", serving="router", program="smg", engines=("sglang", "vllm", "trtllm")
+    ),
+    "vllm-router": FrontendInfo(
+        family="router", serving="router", program="vllm-router", engines=("vllm",)
+    ),
+    # Static routers without a ``/workers`` count: gated like a direct server.
+    "atomesh": FrontendInfo(
+        family="direct",
+        serving="router",
+        program="atomesh.router",
+        module=True,
+        engines=("atom",),
+    ),
+    "tilert-router": FrontendInfo(
+        family="direct",
+        serving="router",
+        program="tilert.pd_vllm.router",
+        module=True,
+        engines=("tilert", "vllm"),
+    ),
+    "sglang": FrontendInfo(family="direct", serving="worker", engines=("sglang",)),
+    "vllm": FrontendInfo(family="direct", serving="worker", engines=("vllm",)),
+    "trtllm_serve": FrontendInfo(
+        family="trtllm_serve",
+        serving="worker_if_agg",
+        program="trtllm-serve",
+        engines=("trtllm",),
+    ),
+    "none": FrontendInfo(family="none", serving="none"),
 }
+
+
+def is_direct(frontend: str, disaggregated: bool) -> bool:
+    """The aggregate worker itself serves the public port (no frontend process)."""
+    serving = FRONTENDS[frontend].serving
+    return serving == "worker" or (serving == "worker_if_agg" and not disaggregated)
 
 
 def canonical_frontend(name: str) -> str:
@@ -85,20 +147,36 @@ ServiceStart = Literal["infra", "before_workers", "with_workers", "after_fronten
 SERVICE_STARTS: tuple[ServiceStart, ...] = get_args(ServiceStart)
 
 
+#: The phase a kind starts in when ``start`` is unset.
+ServicePhase = Literal["infra", "before_workers", "after_frontend"]
+#: How a kind is gated ready when it has no ``readiness`` block: a TCP connect to its first port,
+#: an HTTP GET of ``readiness_path`` on its ``http`` port, its ready log marker, or not at all.
+ServiceReadiness = Literal["tcp", "http", "log", "none"]
+
+
 class ServiceKind(msgspec.Struct, frozen=True, kw_only=True):
-    """Defaults and rules of one ``services[].type``."""
+    """Defaults and rules of one ``services[].type``: the validator, the planner and the docs
+    read this one table."""
 
     placement: ServicePlacement
-    start: ServiceStart
+    start: ServicePhase
     critical: bool
-    #: Infra-class kinds may take ``placement.node: dedicated`` and ``external``.
+    #: Infra-class kinds may take ``placement.node: dedicated`` and ``external``; they are the
+    #: discovery plane (no discovery env of their own, stopped last).
     infra_class: bool = False
-    #: Ports the kind binds and gates readiness on (empty: no default probe).
-    ports: tuple[int, ...] = ()
+    #: Ports the kind binds, by name (empty: none of its own).
+    ports: tuple[tuple[str, int], ...] = ()
+    readiness: ServiceReadiness = "none"
+    readiness_path: str = ""
+    #: Default probe deadline in seconds (``readiness.timeout_seconds`` replaces it).
+    readiness_timeout: int = 120
     #: The ``options`` keys the kind reads.
     options: tuple[str, ...] = ()
     #: The kind has a built-in command (``command`` is optional).
     has_command: bool = True
+
+    def port(self, name: str) -> int:
+        return dict(self.ports)[name]
 
 
 SERVICE_KINDS: dict[str, ServiceKind] = {
@@ -106,14 +184,22 @@ SERVICE_KINDS: dict[str, ServiceKind] = {
         placement="head", start="after_frontend", critical=False, has_command=False
     ),
     "etcd": ServiceKind(
-        placement="infra", start="infra", critical=True, infra_class=True, ports=(2379,)
+        placement="infra",
+        start="infra",
+        critical=True,
+        infra_class=True,
+        ports=(("client", 2379), ("peer", 2380)),
+        readiness="tcp",
+        readiness_timeout=300,
     ),
     "nats": ServiceKind(
         placement="infra",
         start="infra",
         critical=True,
         infra_class=True,
-        ports=(4222,),
+        ports=(("client", 4222),),
+        readiness="tcp",
+        readiness_timeout=300,
         options=("max_payload_mb",),
     ),
     "mooncake-master": ServiceKind(
@@ -121,23 +207,40 @@ SERVICE_KINDS: dict[str, ServiceKind] = {
         start="before_workers",
         critical=True,
         infra_class=True,
-        ports=(8700, 8701, 8702),
+        ports=(("rpc", 8700), ("http", 8701), ("metrics", 8702)),
+        readiness="tcp",
         options=("store_config", "device_names_by_gpu"),
     ),
-    "mooncake-store": ServiceKind(placement="head", start="before_workers", critical=True),
-    "ray": ServiceKind(placement="head", start="before_workers", critical=True),
-    "gms": ServiceKind(placement="workers", start="before_workers", critical=True),
+    # A standalone store (a memory donor of the master's pool) is one process where the spec's
+    # default-placement rule puts every kind it does not name: the head node. Several stores, or
+    # stores on the workers, are ``placement.node: workers``.
+    "mooncake-store": ServiceKind(
+        placement="head", start="before_workers", critical=True, has_command=False
+    ),
+    "ray": ServiceKind(
+        placement="head",
+        start="before_workers",
+        critical=True,
+        ports=(("gcs", 6379),),
+        readiness="tcp",
+    ),
+    "gms": ServiceKind(placement="workers", start="before_workers", critical=True, readiness="log"),
     "lmcache-server": ServiceKind(
-        placement="workers", start="before_workers", critical=True, ports=(8750,)
+        placement="workers",
+        start="before_workers",
+        critical=True,
+        ports=(("rpc", 8750), ("http", 8751)),
+        readiness="http",
+        readiness_path="/healthcheck",
     ),
     "dcgm-exporter": ServiceKind(
-        placement="workers", start="after_frontend", critical=False, ports=(9401,)
+        placement="workers", start="after_frontend", critical=False, ports=(("metrics", 9401),)
     ),
     "node-exporter": ServiceKind(
-        placement="workers", start="after_frontend", critical=False, ports=(9101,)
+        placement="workers", start="after_frontend", critical=False, ports=(("metrics", 9101),)
     ),
     "process-exporter": ServiceKind(
-        placement="all", start="after_frontend", critical=False, ports=(9256,)
+        placement="all", start="after_frontend", critical=False, ports=(("metrics", 9256),)
     ),
 }
 

@@ -19,20 +19,31 @@ from srt_schema.recipe import (
     TileRTBackend,
     TRTLLMBackend,
     VLLMBackend,
+    VLLMFailoverConfig,
 )
 
 __all__ = [
+    "ENGINE_CAPABILITIES",
     "ENGINE_TYPES",
     "ROLE_NAMES",
+    "EngineCapabilities",
     "EngineConfig",
     "EngineType",
     "ResolvedRole",
     "RoleName",
+    "capabilities",
+    "colocates_across_nodes",
+    "colocates_prefill_decode",
+    "connector_of",
+    "dp_launch_mode_of",
     "engine_of",
     "engine_struct",
     "engine_type",
+    "failover_of",
     "is_disaggregated",
+    "is_mpi",
     "resolve_roles",
+    "sequential_node_start_of",
     "serving_engine",
 ]
 
@@ -143,3 +154,80 @@ def resolve_roles(recipe: Recipe) -> tuple[ResolvedRole, ...]:
             )
         )
     return tuple(out)
+
+
+class EngineCapabilities(msgspec.Struct, frozen=True, kw_only=True):
+    """What an engine can do, asked by callers instead of ``isinstance(engine, XBackend)``."""
+
+    #: One MPI srun per endpoint with one task per GPU; endpoints pack onto shared nodes.
+    mpi_launch: bool = False
+    #: The planner lays out the Dynamo sidecar mode for it.
+    dynamo_sidecar: bool = False
+    #: ``engine.failover`` (shadow engines, GMS) exists.
+    failover: bool = False
+    #: ``data-parallel-size`` in ``roles.*.args`` expands into processes and instances.
+    data_parallel: bool = False
+    #: ``engine.connector`` (and ``roles.*.args.connector``) picks the KV connector.
+    kv_connector: bool = False
+    #: Prefill and decode may share nodes (``allow_prefill_decode_colocation``).
+    prefill_decode_colocation: bool = False
+
+
+#: The one table of engine capabilities (the frontends each engine can serve behind are
+#: ``srt_schema.registry.FRONTENDS[...].engines``).
+ENGINE_CAPABILITIES: dict[EngineType, EngineCapabilities] = {
+    "atom": EngineCapabilities(),
+    "sglang": EngineCapabilities(dynamo_sidecar=True),
+    "tilert": EngineCapabilities(),
+    "trtllm": EngineCapabilities(mpi_launch=True),
+    "vllm": EngineCapabilities(
+        failover=True, data_parallel=True, kv_connector=True, prefill_decode_colocation=True
+    ),
+    "mocker": EngineCapabilities(),
+}
+
+
+def capabilities(engine: EngineConfig) -> EngineCapabilities:
+    return ENGINE_CAPABILITIES[engine_type(engine)]
+
+
+def is_mpi(engine: EngineConfig) -> bool:
+    """TRT-LLM endpoints launch as one MPI srun with one task per GPU."""
+    return capabilities(engine).mpi_launch
+
+
+# The accessors below read a capability's own field; they are the one place that narrows the
+# engine union for it.
+
+
+def failover_of(engine: EngineConfig) -> VLLMFailoverConfig | None:
+    """``engine.failover`` of an engine with the failover capability, else None."""
+    return engine.failover if isinstance(engine, VLLMBackend) else None
+
+
+def connector_of(engine: EngineConfig) -> str | None:
+    """``engine.connector`` of an engine with the kv_connector capability, else None."""
+    return engine.connector if isinstance(engine, VLLMBackend) else None
+
+
+def colocates_prefill_decode(engine: EngineConfig) -> bool:
+    return isinstance(engine, VLLMBackend) and engine.allow_prefill_decode_colocation
+
+
+def colocates_across_nodes(engine: EngineConfig) -> bool:
+    """Colocated prefill and decode may span several nodes."""
+    return (
+        colocates_prefill_decode(engine)
+        and isinstance(engine, VLLMBackend)
+        and engine.allow_prefill_decode_colocation_across_nodes
+    )
+
+
+def dp_launch_mode_of(engine: EngineConfig) -> Literal["per_gpu", "per_node"] | None:
+    """How a data-parallel engine launches its ranks (None: not data-parallel)."""
+    return engine.dp_launch_mode if isinstance(engine, VLLMBackend) else None
+
+
+def sequential_node_start_of(engine: EngineConfig) -> int:
+    """Nodes per launch batch of an MPI engine (0: all at once)."""
+    return engine.sequential_node_start if isinstance(engine, TRTLLMBackend) else 0

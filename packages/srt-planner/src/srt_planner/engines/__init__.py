@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from srt_planner._recipe import Engine
+from srt_planner._recipe import Engine, is_mpi
 from srt_planner.engines.atom import build_atom
 from srt_planner.engines.base import EngineCommand, WorkerProcess, WorkerRequest
 from srt_planner.engines.mocker import build_mocker
@@ -22,11 +22,6 @@ from srt_schema.recipe import (
 )
 
 __all__ = ["EngineCommand", "WorkerProcess", "WorkerRequest", "build_engine_command", "is_mpi"]
-
-
-def is_mpi(engine: Engine) -> bool:
-    """TRT-LLM endpoints launch as one MPI srun with one task per GPU."""
-    return isinstance(engine, TRTLLMBackend)
 
 
 def build_engine_command(engine: Engine, request: WorkerRequest) -> EngineCommand:

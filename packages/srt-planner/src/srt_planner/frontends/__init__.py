@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, assert_never
+from typing import assert_never
 
 from srt_planner.context import FrontendType, PlanContext
 from srt_planner.discovery import discovery_env, otel_env
@@ -28,6 +28,7 @@ from srt_planner.plan import GeneratedFile, HealthGate, ProcessSpec, TcpProbe
 from srt_planner.preamble import needs_root, setup_script, step_preamble
 from srt_planner.profiling import frontend_nsys_prefix
 from srt_planner.srun import SrunStep, render_srun, wrap_command
+from srt_schema.registry import FRONTENDS
 
 __all__ = [
     "FrontendLayout",
@@ -54,7 +55,7 @@ def _command(ctx: PlanContext, routers: RouterInput, port: int) -> FrontendComma
         case "sglang-router":
             return sglang_router_command(ctx, routers, port)
         case "smg":
-            return sglang_router_command(ctx, routers, port, program=("smg",))
+            return sglang_router_command(ctx, routers, port, frontend="smg")
         case "vllm-router":
             return vllm_router_command(ctx, routers, port)
         case "atomesh":
@@ -212,7 +213,8 @@ def health_gate(
     routers: RouterInput,
     instances: dict[str, int] | None = None,
 ) -> HealthGate:
-    """How the supervisor decides the deployment is ready (expected worker counts per family).
+    """How the supervisor decides the deployment is ready: the frontend's health-gate family
+    (``FRONTENDS[...].family``) and the expected worker counts.
 
     ``instances`` overrides the per-role count of registered instances (vLLM data parallelism
     registers one instance per node-local process or per DP rank, docs/planner.md#health-gate).
@@ -226,20 +228,18 @@ def health_gate(
         decode = counts.get("decode", len(routers.decode))
     else:
         decode = counts.get("agg", len(routers.agg))
-    family: Literal["dynamo", "router", "direct", "trtllm_serve", "none"]
-    match ctx.frontend:
+    family = FRONTENDS[ctx.frontend].family
+    match family:
         case "dynamo":
-            family, url = "dynamo", f"{base}/health"
-        case "sglang-router" | "smg" | "vllm-router":
-            family, url = "router", f"{base}/workers"
-        case "trtllm_serve":
-            family, url, prefill, decode = "trtllm_serve", f"{base}/health", 0, 0
-        case "sglang" | "vllm" | "atomesh" | "tilert-router":
-            family, url, prefill, decode = "direct", f"{base}/health", 0, 0
+            url = f"{base}/health"
+        case "router":
+            url = f"{base}/workers"
+        case "trtllm_serve" | "direct":
+            url, prefill, decode = f"{base}/health", 0, 0
         case "none":
-            family, url, prefill, decode = "none", "", 0, 0
+            url, prefill, decode = "", 0, 0
         case _:
-            assert_never(ctx.frontend)
+            assert_never(family)
     return HealthGate(
         family=family,
         url=url,

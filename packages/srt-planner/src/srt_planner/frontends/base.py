@@ -9,6 +9,7 @@ from srt_planner.context import FrontendType, PlanContext
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.errors import PlanningError
 from srt_planner.ports import FRONTEND_INTERNAL_PORT, FRONTEND_PUBLIC_PORT
+from srt_schema import registry
 
 __all__ = ["FrontendLayout", "RouterInput", "is_direct", "placed_node", "plan_frontend_layout"]
 
@@ -32,8 +33,9 @@ class RouterInput(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def is_direct(frontend: FrontendType, disaggregated: bool) -> bool:
-    """Direct frontends: the agg leader itself serves the public port, no router process."""
-    return frontend in ("sglang", "vllm") or (frontend == "trtllm_serve" and not disaggregated)
+    """Direct frontends: the agg leader itself serves the public port, no router process
+    (``FRONTENDS[...].serving``, the table the validator reads)."""
+    return registry.is_direct(frontend, disaggregated)
 
 
 def _decode_leaders(routers: RouterInput) -> list[str]:

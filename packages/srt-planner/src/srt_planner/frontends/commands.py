@@ -11,6 +11,7 @@ from srt_planner.context import PlanContext
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.frontends.base import RouterInput
 from srt_planner.plan import GeneratedFile
+from srt_schema.registry import FRONTENDS
 
 __all__ = [
     "FrontendCommand",
@@ -41,6 +42,12 @@ def frontend_args(args: dict[str, Any] | None) -> list[str]:
     return out
 
 
+def _program(ctx: PlanContext, frontend: str) -> list[str]:
+    """The start of a frontend's argv: the program ``FRONTENDS`` says it launches."""
+    info = FRONTENDS[frontend]
+    return [ctx.python, "-m", info.program] if info.module else [info.program]
+
+
 def _url(ctx: PlanContext, proc: WorkerProcess) -> str:
     args = ctx.recipe.roles[proc.endpoint.role].args
     scheme = "grpc" if args.get("grpc-mode") or args.get("grpc_mode") else "http"
@@ -48,7 +55,7 @@ def _url(ctx: PlanContext, proc: WorkerProcess) -> str:
 
 
 def dynamo_command(ctx: PlanContext, port: int) -> FrontendCommand:
-    argv = [ctx.python, "-m", "dynamo.frontend", f"--http-port={port}"]
+    argv = [*_program(ctx, "dynamo"), f"--http-port={port}"]
     files: tuple[GeneratedFile, ...] = ()
     selection = ctx.recipe.frontend.worker_selection
     if selection is not None:
@@ -63,10 +70,10 @@ def dynamo_command(ctx: PlanContext, port: int) -> FrontendCommand:
 
 
 def sglang_router_command(
-    ctx: PlanContext, routers: RouterInput, port: int, *, program: tuple[str, ...] = ()
+    ctx: PlanContext, routers: RouterInput, port: int, *, frontend: str = "sglang-router"
 ) -> FrontendCommand:
-    """The SGLang Model Gateway router; SMG (``program=("smg",)``) takes the same arguments."""
-    argv = list(program or (ctx.python, "-m", "sglang_router.launch_router"))
+    """The SGLang Model Gateway router; SMG (``frontend="smg"``) takes the same arguments."""
+    argv = _program(ctx, frontend)
     if routers.prefill or routers.decode:
         argv.append("--pd-disaggregation")
         for proc in routers.prefill:
@@ -81,7 +88,7 @@ def sglang_router_command(
 
 
 def vllm_router_command(ctx: PlanContext, routers: RouterInput, port: int) -> FrontendCommand:
-    argv = ["vllm-router"]
+    argv = _program(ctx, "vllm-router")
     if routers.prefill or routers.decode:
         argv.append("--vllm-pd-disaggregation")
         for proc in routers.prefill:
@@ -100,9 +107,9 @@ def vllm_router_command(ctx: PlanContext, routers: RouterInput, port: int) -> Fr
 
 
 def _static_router(
-    ctx: PlanContext, module: str, routers: RouterInput, port: int
+    ctx: PlanContext, frontend: str, routers: RouterInput, port: int
 ) -> FrontendCommand:
-    argv = [ctx.python, "-m", module]
+    argv = _program(ctx, frontend)
     for proc in routers.prefill:
         argv += ["--prefill", _url(ctx, proc)]
     for proc in routers.decode:
@@ -115,11 +122,11 @@ def _static_router(
 
 
 def atomesh_command(ctx: PlanContext, routers: RouterInput, port: int) -> FrontendCommand:
-    return _static_router(ctx, "atomesh.router", routers, port)
+    return _static_router(ctx, "atomesh", routers, port)
 
 
 def tilert_router_command(ctx: PlanContext, routers: RouterInput, port: int) -> FrontendCommand:
-    return _static_router(ctx, "tilert.pd_vllm.router", routers, port)
+    return _static_router(ctx, "tilert-router", routers, port)
 
 
 def trtllm_serve_command(ctx: PlanContext, routers: RouterInput, port: int) -> FrontendCommand:
@@ -144,7 +151,8 @@ def trtllm_serve_command(ctx: PlanContext, routers: RouterInput, port: int) -> F
         "generation_servers": generation,
     }
     config.update(frontend.server_config_extra or {})
-    argv = ["trtllm-serve", "disaggregated", "--config", f"{ctx.in_log_dir}/{SER_FILE}"]
+    argv = [*_program(ctx, "trtllm_serve"), "disaggregated"]
+    argv += ["--config", f"{ctx.in_log_dir}/{SER_FILE}"]
     argv += frontend_args(frontend.args)
     return FrontendCommand(
         argv=tuple(argv), files=(GeneratedFile(path=SER_FILE, content=dump_yaml(config)),)

@@ -3,69 +3,24 @@ benchmark; docs/recipes.md#benchmark-rules).
 
 The schema-2 loader rejects a field that a type does not use, while v1 ignored it silently, so a
 v1 recipe often carries, say, ``isl`` under ``type: gsm8k``. Unregistered types are left alone.
+The per-type fields are the validator's table (``srt_schema.registry.BENCHMARK_FIELDS``).
 """
 
 from __future__ import annotations
 
+import msgspec
+
 from srt_schema.migrate._context import Variant, scalar
 from srt_schema.migrate._yaml import pop_key, put_key
+from srt_schema.recipe import BenchmarkConfig
+from srt_schema.registry import BENCHMARK_FIELDS, BENCHMARK_SHARED_FIELDS
 
-__all__ = [
-    "ACCEPTED_FIELDS",
-    "BENCHMARK_FIELDS",
-    "SHARED_FIELDS",
-    "coerce_concurrencies",
-    "prune_benchmark",
-]
+__all__ = ["coerce_concurrencies", "prune_benchmark"]
 
-#: every field of the schema's BenchmarkConfig (a test keeps this equal to recipe.schema.json)
-BENCHMARK_FIELDS: frozenset[str] = frozenset(
-    {
-        "type", "stream_output", "isl", "osl", "concurrencies", "req_rate", "placement",
-        "colocate_with_frontend", "sweep", "num_examples", "max_tokens", "repeat",
-        "num_threads", "max_context_length", "categories", "num_shots", "temperature", "top_p",
-        "top_k", "num_requests", "concurrency", "prefix_ratios", "mooncake_workload",
-        "ttft_threshold_ms", "itl_threshold_ms", "random_range_ratio", "num_prompts_mult",
-        "num_warmup_mult", "dataset_name", "dataset_path", "agentperf_client_dir",
-        "agentperf_config", "trace_file", "custom_tokenizer", "use_chat_template",
-        "reuse_http_connections", "command", "container_image", "env", "aiperf_package",
-        "aiperf_args", "slow_down_sleep_time", "slow_down_wait_time",
-    }
-)  # fmt: skip
-
-#: fields every type accepts
-SHARED_FIELDS: frozenset[str] = frozenset(
-    {"type", "placement", "colocate_with_frontend", "stream_output", "aiperf_package",
-     "aiperf_args", "concurrencies"}
-)  # fmt: skip
-
-_ACCURACY = frozenset({"num_examples", "max_tokens", "repeat", "num_threads"})
-
-#: registered benchmark type -> the fields it reads beyond SHARED_FIELDS
-ACCEPTED_FIELDS: dict[str, frozenset[str]] = {
-    "manual": frozenset(),
-    "lm-eval": frozenset(),
-    "sa-bench": frozenset(
-        {"isl", "osl", "req_rate", "random_range_ratio", "num_prompts_mult", "num_warmup_mult",
-         "dataset_name", "dataset_path", "custom_tokenizer", "use_chat_template",
-         "reuse_http_connections", "slow_down_sleep_time", "slow_down_wait_time"}
-    ),
-    "sglang-bench": frozenset({"isl", "osl", "req_rate"}),
-    "gsm8k": _ACCURACY | {"num_shots", "temperature", "top_p", "top_k"},
-    "mmlu": _ACCURACY,
-    "gpqa": _ACCURACY,
-    "longbenchv2": frozenset(
-        {"num_examples", "max_tokens", "num_threads", "max_context_length", "categories"}
-    ),
-    "router": frozenset({"isl", "osl", "num_requests", "concurrency", "prefix_ratios"}),
-    "mooncake-router": frozenset({"mooncake_workload", "ttft_threshold_ms", "itl_threshold_ms"}),
-    "trace-replay": frozenset({"ttft_threshold_ms", "itl_threshold_ms", "trace_file"}),
-    "agentperf": frozenset(
-        {"isl", "concurrency", "agentperf_client_dir", "agentperf_config", "container_image",
-         "env"}
-    ),
-    "custom": frozenset({"command", "container_image", "env"}),
-}  # fmt: skip
+#: every field of the schema's BenchmarkConfig (the generated struct is the schema's own list)
+_ALL_FIELDS: frozenset[str] = frozenset(
+    field.encode_name for field in msgspec.structs.fields(BenchmarkConfig)
+)
 
 
 def prune_benchmark(v: Variant) -> None:
@@ -73,21 +28,21 @@ def prune_benchmark(v: Variant) -> None:
     benchmark = v.doc.get("benchmark")
     if not isinstance(bench_type, str):
         return
-    accepted = ACCEPTED_FIELDS.get(bench_type)
+    accepted = BENCHMARK_FIELDS.get(bench_type)
     if accepted is None:
         if isinstance(benchmark, dict) and "type" in benchmark:
             v.note(f"benchmark.type {bench_type!r} is not a registered type; left as is")
         return
-    allowed = accepted | SHARED_FIELDS
+    allowed = accepted | BENCHMARK_SHARED_FIELDS
     if isinstance(benchmark, dict):
-        for key in [k for k in benchmark if k in BENCHMARK_FIELDS and k not in allowed]:
+        for key in [k for k in benchmark if k in _ALL_FIELDS and k not in allowed]:
             pop_key(benchmark, key)
             v.note(f"removed benchmark.{key} (unused by type {bench_type})")
     # a variant that switches type must also delete what the base set for the old type
     own_type = scalar(v.original("benchmark", "type"))
     base_bench = v.base_v1.get("benchmark")
     if v.is_override and isinstance(own_type, str) and isinstance(base_bench, dict):
-        stale = [k for k in base_bench if k in BENCHMARK_FIELDS and k not in allowed]
+        stale = [k for k in base_bench if k in _ALL_FIELDS and k not in allowed]
         target = v.child_map(v.doc, "benchmark")
         for key in stale:
             if key not in target:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from srt_schema.errors import Issue
-from srt_schema.recipe import VLLMBackend
+from srt_schema.roles import dp_launch_mode_of, engine_struct, failover_of
 from srt_schema.validate.context import Context
 
 __all__ = ["MOVING_REFS", "RULES", "SHA_PATTERN"]
@@ -65,16 +65,16 @@ def sidecar_settings(ctx: Context) -> Iterator[Issue]:
     # sidecar_port, sidecar_startup_timeout, sidecar_context_length: registry.FIELD_BOUNDS
     if dynamo.sidecar_binary is not None and not dynamo.sidecar_binary.strip():
         yield ctx.issue("$.dynamo.sidecar_binary", "must be a non-empty string")
-    engine = ctx.recipe.engine
-    if dynamo.sidecar and isinstance(engine, VLLMBackend) and engine.dp_launch_mode != "per_node":
+    engine = engine_struct(ctx.recipe.engine)
+    if dynamo.sidecar and dp_launch_mode_of(engine) not in (None, "per_node"):
         yield ctx.issue(
             "$.engine.dp_launch_mode", "the Dynamo sidecar mode with vLLM needs per_node"
         )
 
 
 def failover(ctx: Context) -> Iterator[Issue]:
-    engine = ctx.recipe.engine
-    if not isinstance(engine, VLLMBackend) or engine.failover is None:
+    engine = engine_struct(ctx.recipe.engine)
+    if failover_of(engine) is None:
         return
     if ctx.recipe.frontend.type != "dynamo":
         yield ctx.issue("$.engine.failover", "engine.failover needs frontend.type: dynamo")

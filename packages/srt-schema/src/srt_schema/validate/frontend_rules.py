@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from srt_schema.errors import Issue
-from srt_schema.recipe import VLLMBackend
 from srt_schema.registry import FRONTENDS
+from srt_schema.roles import connector_of, engine_struct
 from srt_schema.validate.context import Context
 
 __all__ = ["RULES"]
@@ -39,13 +39,13 @@ def frontend_type(ctx: Context) -> Iterator[Issue]:
             "$.frontend.worker_selection",
             "frontend.worker_selection is only supported with frontend.type: dynamo",
         )
-    if info.family == "direct" and frontend.enable_multiple_frontends:
+    if info.serving in ("worker", "worker_if_agg") and frontend.enable_multiple_frontends:
         yield ctx.issue(
             "$.frontend.enable_multiple_frontends",
             f"frontend.type: {kind} serves from the worker itself; set "
             "enable_multiple_frontends: false",
         )
-    if info.family == "direct" and kind in ("sglang", "vllm"):
+    if info.serving == "worker":
         if ctx.disaggregated:
             yield ctx.issue(
                 "$.roles",
@@ -81,8 +81,8 @@ def frontend_type(ctx: Context) -> Iterator[Issue]:
 
 
 def _vllm_connector(ctx: Context) -> str | None:
-    engine = ctx.recipe.engine
-    return engine.connector if isinstance(engine, VLLMBackend) else None
+    engine = engine_struct(ctx.recipe.engine)
+    return connector_of(engine)
 
 
 def placements(ctx: Context) -> Iterator[Issue]:
