@@ -22,8 +22,6 @@ REPO = Path(__file__).resolve().parent.parent
 SKIP = re.compile(
     r"^tests/test_citations\.py$|(^|/)golden(/|$)|(^|/)corpus(/|$)|\.lock$|(^|/)uv\.lock$"
 )
-#: Files the team lead edits; their last ../shared citation is listed in the issue-15 report.
-PENDING = {"README.md"}
 #: Generated from the recipe schema: its descriptions are the reference's text and name its docs.
 GENERATED = re.compile(r"(^|/)schemas/[\w.-]+\.json$|srt_schema/recipe\.py$")
 #: ``.md`` names that are not citations: files a run writes, the corpus index read via SRT_CORPUS.
@@ -48,7 +46,7 @@ def _tracked() -> list[str]:
     return [
         p
         for p in out.splitlines()
-        if p and p not in PENDING and not SKIP.search(p) and not GENERATED.search(p)
+        if p and not SKIP.search(p) and not GENERATED.search(p)
     ]
 
 
