@@ -15,6 +15,7 @@ from typing import Literal, get_args
 import msgspec
 
 from srt_schema.recipe import IdentityConfig
+from srt_schema.registry import FrontendFamily
 
 __all__ = [
     "START_PHASES",
@@ -216,7 +217,8 @@ class NodeRoles(_Struct, frozen=True, kw_only=True):
 class HealthGate(_Struct, frozen=True, kw_only=True):
     """How the supervisor decides the deployment is ready (docs/planner.md#health-gate)."""
 
-    family: Literal["dynamo", "router", "direct", "trtllm_serve", "none"]
+    #: The frontend's health-gate family (``srt_schema.registry.FRONTENDS[...].family``).
+    family: FrontendFamily
     url: str
     expected_prefill: int = 0
     expected_decode: int = 0
