@@ -21,6 +21,7 @@ from srt_planner.plan import HttpProbe, LogProbe, ProcessSpec, TcpProbe
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import Recipe
 from srt_schema.registry import FRONTENDS, SERVICE_KINDS, is_direct
+from srt_schema.roles import ENGINE_CAPABILITIES, engine_struct, is_mpi
 from srt_schema.validate import validate_recipe
 
 _SOURCE = {
@@ -185,3 +186,16 @@ def test_frontend_is_planned_as_the_table_says(
             assert spec.argv[1:3] == ("-m", info.program)
         else:
             assert spec.argv[0] == info.program
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm", "trtllm", "mocker"])
+def test_engine_mpi_capability_is_how_workers_launch(engine: str, cluster: ClusterConfig) -> None:
+    """``ENGINE_CAPABILITIES[...].mpi_launch`` is the one answer: one MPI srun per endpoint."""
+    recipe = build_recipe(
+        engine=engine, frontend={"type": "dynamo"}, roles={"agg": {"nodes": 1, "workers": 1}}
+    )
+    plan = _plan(_valid(recipe), cluster)
+    workers = [p for p in plan.processes if p.kind == "worker"]
+    launched_by_mpi = any("--mpi" in p.srun_argv for p in workers)
+    assert launched_by_mpi == ENGINE_CAPABILITIES[engine].mpi_launch
+    assert launched_by_mpi == is_mpi(engine_struct(engine))
