@@ -141,10 +141,11 @@ def corpus_root() -> Path:
 
 
 def read_sources() -> list[tuple[str, str]]:
-    """(label, text) of every example and v2 corpus recipe."""
-    out = [
-        (f"examples/{p.name}", p.read_text()) for p in sorted((REPO / "examples").glob("*.yaml"))
-    ]
+    """(label, text) of every recipe the project owns (examples/, tests/recipes/) and, when the
+    corpus is there, every v2 corpus recipe."""
+    owned = sorted((REPO / "examples").glob("*.yaml"))
+    owned += sorted((REPO / "tests" / "recipes").glob("*.yaml"))
+    out = [(str(p.relative_to(REPO)), p.read_text()) for p in owned]
     v2 = corpus_root() / "v2"
     if v2.is_dir():
         out += [(f"corpus/{p.relative_to(v2)}", p.read_text()) for p in sorted(v2.rglob("*.yaml"))]
