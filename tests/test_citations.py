@@ -43,11 +43,7 @@ def _tracked() -> list[str]:
         capture_output=True,
         text=True,
     ).stdout
-    return [
-        p
-        for p in out.splitlines()
-        if p and not SKIP.search(p) and not GENERATED.search(p)
-    ]
+    return [p for p in out.splitlines() if p and not SKIP.search(p) and not GENERATED.search(p)]
 
 
 def _slug(heading: str) -> str:
