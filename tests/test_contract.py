@@ -68,3 +68,124 @@ def test_the_post_eval_lm_eval_config_decodes_and_plans() -> None:
     config = srt_bench.decode_run_config(item.content.encode(), source="eval.json")
     built = srt_bench.build_plan(config, srt_bench.BuildContext(out_dir=Path("/logs")))
     assert built.benchmark_type == "lm-eval"
+
+
+# --- benchmark-rollup.json: written by srt-bench, defined once in srt_schema.rollup -----------
+
+
+def _sa_bench_result(c: int) -> dict[str, Any]:
+    return {
+        "model_id": "m",
+        "max_concurrency": c,
+        "output_throughput": 800.0 + c,
+        "request_throughput": 0.5,
+        "mean_ttft_ms": 400.0,
+        "median_ttft_ms": 390.0,
+        "p99_ttft_ms": 900.0,
+        "mean_tpot_ms": 4.0,
+        "median_tpot_ms": 3.9,
+        "p99_tpot_ms": 5.0,
+        "mean_itl_ms": 4.1,
+        "median_itl_ms": 4.0,
+        "p99_itl_ms": 9.0,
+        "mean_e2el_ms": 4000.0 + c,
+        "completed": 40,
+        "total_input_tokens": 1000,
+        "total_output_tokens": 500,
+        "total_token_throughput": 7000.0,
+    }
+
+
+def _written_rollups(tmp_path: Path) -> dict[str, bytes]:
+    from srt_bench.rollup import build_aiperf_runs, build_sa_bench_rollup, write_rollup
+    from srt_schema.rollup import Rollup, RollupConfig
+
+    sa = build_sa_bench_rollup(
+        [_sa_bench_result(16), _sa_bench_result(4)], isl=128, osl=64, timestamp="t"
+    )
+    export = {
+        "output_token_throughput": {"avg": 640.0},
+        "request_throughput": {"avg": 10.0},
+        "time_to_first_token": {"avg": 50.0, "p99": 90.0, "p50": 45.0},
+        "inter_token_latency": {"avg": 5.0, "p99": 8.0, "p50": 4.5},
+        "request_latency": {"avg": 400.0},
+        "request_count": {"avg": 100},
+    }
+    aiperf = Rollup(
+        benchmark_type="trace-replay",
+        timestamp="t",
+        config=RollupConfig(model="m", isl=None, osl=None),
+        runs=build_aiperf_runs({8: export, 2: export}),
+    )
+    embed = Rollup(
+        benchmark_type="mooncake-router",
+        timestamp="t",
+        config=RollupConfig(model="m", isl=None, osl=None, workload="conversation"),
+        data={"anything": [1, 2]},
+    )
+    out = {}
+    for name, rollup in (("sa-bench", sa), ("aiperf", aiperf), ("embed", embed)):
+        folder = tmp_path / name
+        folder.mkdir()
+        out[name] = write_rollup(folder, rollup, None).read_bytes()
+    return out
+
+
+def test_written_rollups_decode_with_the_one_definition(tmp_path: Path) -> None:
+    from srt_schema.rollup import decode_rollup
+
+    written = _written_rollups(tmp_path)
+    sa = decode_rollup(written["sa-bench"])
+    assert [r.concurrency for r in sa.runs] == [4, 16]
+    assert sa.runs[1].throughput_toks == 816.0
+    assert json.loads(written["sa-bench"])["config"] == {"model": "m", "isl": 128, "osl": 64}
+    embed = json.loads(written["embed"])
+    assert "runs" not in embed and embed["data"] == {"anything": [1, 2]}
+    assert decode_rollup(written["embed"]).config.workload == "conversation"
+    assert [r.concurrency for r in decode_rollup(written["aiperf"]).sorted_runs()] == [2, 8]
+
+
+def test_the_dashboard_decodes_every_field_it_shows_from_written_rollups(tmp_path: Path) -> None:
+    import msgspec
+
+    from srt_schema.rollup import RollupRun, decode_rollup
+    from srt_telemetry.rollup_view import RollupRunView, decode_rollup_view
+
+    view_fields = {f.name: f.type for f in msgspec.structs.fields(RollupRunView)}
+    real_fields = {f.name: f.type for f in msgspec.structs.fields(RollupRun)}
+    assert set(view_fields) <= set(real_fields)
+    for name, kind in view_fields.items():
+        assert kind == real_fields[name], name
+    for source, data in _written_rollups(tmp_path).items():
+        real = decode_rollup(data)
+        view = decode_rollup_view(data, source=source)
+        assert view.benchmark_type == real.benchmark_type
+        assert len(view.runs) == len(real.runs)
+        for got, want in zip(view.runs, real.sorted_runs(), strict=True):
+            for name in view_fields:
+                assert getattr(got, name) == getattr(want, name), (source, name)
+
+
+def test_status_reads_the_rollup_with_the_structs_and_names_a_bad_file(tmp_path: Path) -> None:
+    from srt_cli.errors import SlurmError
+    from srt_cli.jobs import build_results, read_rollup
+
+    folder = tmp_path / "sa-bench"
+    written = _written_rollups(tmp_path)["sa-bench"]
+    results = build_results(read_rollup(folder / "benchmark-rollup.json"))
+    assert json.loads(written)["runs"][0]["concurrency"] == 4
+    assert results[0] == {
+        "concurrency": 4,
+        "request_throughput": 0.5,
+        "output_tok_s": 804.0,
+        "ttft_p50_ms": 390.0,
+        "itl_p50_ms": 4.0,
+    }
+    assert read_rollup(tmp_path / "missing.json") is None
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"benchmark_type": "x", "timestamp": "t", "config": {}, "runs": []}')
+    with pytest.raises(SlurmError) as exc:
+        read_rollup(bad)
+    assert str(exc.value) == (
+        f"{bad}: cannot be read: Object missing required field `model` - at `$.config`"
+    )

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from srt_bench.rollup import (
@@ -43,7 +44,7 @@ def _result(c: int, **over: object) -> dict[str, object]:
 
 
 def test_run_fields_follow_the_reference_names() -> None:
-    run = build_sa_bench_run(_result(4))
+    run = msgspec.to_builtins(build_sa_bench_run(_result(4)))
     assert {k: run[k] for k in list(run)[:13]} == {
         "concurrency": 4,
         "throughput_toks": 812.4,
@@ -66,18 +67,18 @@ def test_legacy_percentile_lists_and_token_aliases() -> None:
     del doc["total_input_tokens"]
     doc["total_input"] = 11
     run = build_sa_bench_run(doc)
-    assert run["ttft_p99_ms"] == 7.5
-    assert run["total_input_tokens"] == 11
+    assert run.ttft_p99_ms == 7.5
+    assert run.total_input_tokens == 11
 
 
 def test_rollup_is_sorted_by_concurrency() -> None:
     rollup = build_sa_bench_rollup(
         [_result(16), _result(4)], isl=8192, osl=1024, timestamp="2026-08-21T12:00:00.000000Z"
     )
-    assert rollup["benchmark_type"] == "sa-bench"
-    assert rollup["timestamp"] == "2026-08-21T12:00:00.000000Z"
-    assert rollup["config"] == {"model": "m", "isl": 8192, "osl": 1024}
-    assert [r["concurrency"] for r in rollup["runs"]] == [4, 16]
+    assert rollup.benchmark_type == "sa-bench"
+    assert rollup.timestamp == "2026-08-21T12:00:00.000000Z"
+    assert msgspec.to_builtins(rollup.config) == {"model": "m", "isl": 8192, "osl": 1024}
+    assert [r.concurrency for r in rollup.runs] == [4, 16]
 
 
 @pytest.mark.parametrize(
@@ -135,8 +136,8 @@ def test_aiperf_exports_map_to_the_same_schema() -> None:
         "total_token_throughput": {"avg": 1920.0},
     }
     (run,) = build_aiperf_runs({8: export})
-    assert run["concurrency"] == 8
-    assert run["throughput_toks"] == 640.0
-    assert run["tpot_mean_ms"] == run["itl_mean_ms"] == 5.0  # TPOT := ITL, as the reference
-    assert run["completed_requests"] == 100
-    assert (run["total_input_tokens"], run["total_output_tokens"]) == (12800, 6400)
+    assert run.concurrency == 8
+    assert run.throughput_toks == 640.0
+    assert run.tpot_mean_ms == run.itl_mean_ms == 5.0  # TPOT := ITL, as the reference
+    assert run.completed_requests == 100
+    assert (run.total_input_tokens, run.total_output_tokens) == (12800, 6400)

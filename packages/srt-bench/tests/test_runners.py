@@ -15,6 +15,7 @@ from srt_bench.errors import BenchConfigError, BenchError
 from srt_bench.execute import run_plan
 from srt_bench.plans import Command, CommandPlan, EvalPlan, ManualPlan, SaBenchPlan
 from srt_bench.runners import REGISTRY, BuildContext, build_plan, registered_types
+from srt_schema.rollup import RollupConfig
 
 
 def _config(frontend_type: str | None = None, **bench: Any) -> BenchRunConfig:
@@ -145,7 +146,9 @@ def test_mooncake_router_needs_a_local_trace_and_honours_aiperf_package() -> Non
     argv = plan.commands[0].argv
     assert argv[:5] == ("uvx", "--from", "aiperf==0.13.0", "aiperf", "profile")
     assert "--fixed-schedule" in argv and argv[argv.index("--input-file") + 1] == "/d/c.jsonl"
-    assert plan.rollup_config == {"workload": "conversation", "model": "org/model"}
+    assert plan.rollup_config == RollupConfig(
+        model="org/model", isl=None, osl=None, workload="conversation"
+    )
 
 
 def test_router_needs_the_sglang_router_frontend() -> None:

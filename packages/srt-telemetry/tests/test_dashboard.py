@@ -210,8 +210,9 @@ def test_malformed_rollup_names_the_file(tmp_path: Path) -> None:
     (run / "benchmark-rollup.json").write_text("[1]")
     with pytest.raises(DashboardError) as exc:
         read_dashboard_data(run, DashboardConfig())
-    assert (
-        str(exc.value) == f"{run / 'benchmark-rollup.json'}: expected an object with a 'runs' list"
+    assert str(exc.value) == (
+        f"{run / 'benchmark-rollup.json'}: not a benchmark rollup: Expected `object`, got `array`;"
+        " fix or remove the file"
     )
 
 

@@ -26,6 +26,7 @@ from srt_bench.rollup import (
     write_rollup,
 )
 from srt_bench.sa_bench import run_sa_bench
+from srt_schema.rollup import Rollup, RollupConfig
 
 __all__ = ["rollup_timestamp", "run_plan", "write_sa_bench_rollup"]
 
@@ -43,7 +44,7 @@ def _gpus(config: BenchRunConfig) -> GpuCounts:
     )
 
 
-def _write_with_csv(config: BenchRunConfig, out_dir: Path, rollup: dict[str, Any]) -> Path:
+def _write_with_csv(config: BenchRunConfig, out_dir: Path, rollup: Rollup) -> Path:
     gpus = _gpus(config)
     p90 = nearest_rank(read_running_requests(out_dir), 90.0) if gpus.disaggregated else None
     csv_text = build_rollup_csv(
@@ -93,12 +94,12 @@ def _fold(
             export = _newest_export(Path(plan.artifacts[0]))
             if export is None:
                 return None
-            embedded: dict[str, Any] = {
-                "benchmark_type": plan.benchmark_type,
-                "timestamp": rollup_timestamp(now),
-                "config": dict(plan.rollup_config),
-                "data": _read_json(export),
-            }
+            embedded = Rollup(
+                benchmark_type=plan.benchmark_type,
+                timestamp=rollup_timestamp(now),
+                config=plan.rollup_config or RollupConfig(model=None, isl=None, osl=None),
+                data=_read_json(export),
+            )
             return write_rollup(out_dir, embedded, None)
         case "aiperf-per-concurrency":
             exports: dict[int, dict[str, Any]] = {}
@@ -108,16 +109,14 @@ def _fold(
                     exports[c] = _read_json(export)
             if not exports:
                 return None
-            rollup: dict[str, Any] = {
-                "benchmark_type": plan.benchmark_type,
-                "timestamp": rollup_timestamp(now),
-                "config": {
-                    "model": config.model_name,
-                    "isl": config.benchmark.isl,
-                    "osl": config.benchmark.osl,
-                },
-                "runs": build_aiperf_runs(exports),
-            }
+            rollup = Rollup(
+                benchmark_type=plan.benchmark_type,
+                timestamp=rollup_timestamp(now),
+                config=RollupConfig(
+                    model=config.model_name, isl=config.benchmark.isl, osl=config.benchmark.osl
+                ),
+                runs=build_aiperf_runs(exports),
+            )
             return _write_with_csv(config, out_dir, rollup)
         case _:
             assert_never(plan.fold)

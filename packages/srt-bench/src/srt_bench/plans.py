@@ -9,6 +9,7 @@ import msgspec
 
 from srt_bench.sa_bench_settings import SaBenchSettings
 from srt_schema.registry import AccuracyEval
+from srt_schema.rollup import RollupConfig
 
 __all__ = [
     "Command",
@@ -48,7 +49,7 @@ class CommandPlan(msgspec.Struct, frozen=True, kw_only=True, tag="command"):
     #: For folds: the artifacts folder and, per concurrency, the artifact subfolder.
     artifacts: dict[int, str] = {}
     #: For `aiperf-embed`: the rollup's `config` block.
-    rollup_config: dict[str, str] = {}
+    rollup_config: RollupConfig | None = None
 
 
 class EvalPlan(msgspec.Struct, frozen=True, kw_only=True, tag="eval"):

@@ -1,5 +1,6 @@
 """`benchmark-rollup.json` and `benchmark-rollup.csv` (docs/telemetry-and-bench.md#rollup), field
-names and units as in the reference so tools that read srt-slurm results keep working.
+names and units as in the reference so tools that read srt-slurm results keep working. The file's
+structs are defined once, in `srt_schema.rollup` (every reader may import srt-schema).
 
 `build_*` functions are pure; `write_rollup` and `read_*` do the file I/O.
 """
@@ -17,6 +18,7 @@ from typing import Any
 import msgspec
 
 from srt_bench.errors import BenchDatasetError
+from srt_schema.rollup import ROLLUP_FILE, Rollup, RollupConfig, RollupRun, encode_rollup
 
 __all__ = [
     "CSV_COLUMNS",
@@ -92,28 +94,28 @@ def _p99(doc: Mapping[str, Any], metric: str) -> Any:
     return None
 
 
-def build_sa_bench_run(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """One rollup run from one sa-bench result document."""
-    return {
-        "concurrency": doc.get("max_concurrency"),
-        "throughput_toks": doc.get("output_throughput"),
-        "request_throughput": doc.get("request_throughput"),
-        "ttft_mean_ms": doc.get("mean_ttft_ms"),
-        "ttft_p99_ms": _p99(doc, "ttft"),
-        "tpot_mean_ms": doc.get("mean_tpot_ms"),
-        "tpot_p99_ms": _p99(doc, "tpot"),
-        "itl_mean_ms": doc.get("mean_itl_ms"),
-        "itl_p99_ms": _p99(doc, "itl"),
-        "e2el_mean_ms": doc.get("mean_e2el_ms"),
-        "completed_requests": doc.get("completed"),
-        "total_input_tokens": _first(doc, "total_input_tokens", "total_input"),
-        "total_output_tokens": _first(doc, "total_output_tokens", "total_output"),
+def build_sa_bench_run(doc: Mapping[str, Any]) -> RollupRun:
+    """One rollup run from one sa-bench result document (sa-bench's own, free-form JSON)."""
+    return RollupRun(
+        concurrency=doc.get("max_concurrency"),
+        throughput_toks=doc.get("output_throughput"),
+        request_throughput=doc.get("request_throughput"),
+        ttft_mean_ms=doc.get("mean_ttft_ms"),
+        ttft_p99_ms=_p99(doc, "ttft"),
+        tpot_mean_ms=doc.get("mean_tpot_ms"),
+        tpot_p99_ms=_p99(doc, "tpot"),
+        itl_mean_ms=doc.get("mean_itl_ms"),
+        itl_p99_ms=_p99(doc, "itl"),
+        e2el_mean_ms=doc.get("mean_e2el_ms"),
+        completed_requests=doc.get("completed"),
+        total_input_tokens=_first(doc, "total_input_tokens", "total_input"),
+        total_output_tokens=_first(doc, "total_output_tokens", "total_output"),
         # Ours, beyond the reference's fields: the CSV needs them, readers ignore extra keys.
-        "total_token_throughput": doc.get("total_token_throughput"),
-        "ttft_median_ms": doc.get("median_ttft_ms"),
-        "tpot_median_ms": doc.get("median_tpot_ms"),
-        "itl_median_ms": doc.get("median_itl_ms"),
-    }
+        total_token_throughput=doc.get("total_token_throughput"),
+        ttft_median_ms=doc.get("median_ttft_ms"),
+        tpot_median_ms=doc.get("median_tpot_ms"),
+        itl_median_ms=doc.get("median_itl_ms"),
+    )
 
 
 def build_sa_bench_rollup(
@@ -123,15 +125,15 @@ def build_sa_bench_rollup(
     osl: int | None,
     timestamp: str,
     benchmark_type: str = "sa-bench",
-) -> dict[str, Any]:
-    runs = sorted((build_sa_bench_run(r) for r in results), key=lambda r: r["concurrency"] or 0)
+) -> Rollup:
+    runs = sorted((build_sa_bench_run(r) for r in results), key=lambda r: r.concurrency or 0)
     model = results[0].get("model_id") if results else None
-    return {
-        "benchmark_type": benchmark_type,
-        "timestamp": timestamp,
-        "config": {"model": model, "isl": isl, "osl": osl},
-        "runs": runs,
-    }
+    return Rollup(
+        benchmark_type=benchmark_type,
+        timestamp=timestamp,
+        config=RollupConfig(model=model, isl=isl, osl=osl),
+        runs=tuple(runs),
+    )
 
 
 def _aiperf_metric(doc: Mapping[str, Any], name: str, stat: str) -> Any:
@@ -141,37 +143,37 @@ def _aiperf_metric(doc: Mapping[str, Any], name: str, stat: str) -> Any:
     return None
 
 
-def build_aiperf_runs(exports: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:
+def build_aiperf_runs(exports: Mapping[int, Mapping[str, Any]]) -> tuple[RollupRun, ...]:
     """Rollup runs (same schema as sa-bench) from aiperf's `profile_export_aiperf.json` per
     concurrency. TPOT is aiperf's inter-token latency, as in the reference."""
-    runs = []
+    runs: list[RollupRun] = []
     for c in sorted(exports):
         d = exports[c]
         runs.append(
-            {
-                "concurrency": c,
-                "throughput_toks": _aiperf_metric(d, "output_token_throughput", "avg"),
-                "request_throughput": _aiperf_metric(d, "request_throughput", "avg"),
-                "ttft_mean_ms": _aiperf_metric(d, "time_to_first_token", "avg"),
-                "ttft_p99_ms": _aiperf_metric(d, "time_to_first_token", "p99"),
-                "tpot_mean_ms": _aiperf_metric(d, "inter_token_latency", "avg"),
-                "tpot_p99_ms": _aiperf_metric(d, "inter_token_latency", "p99"),
-                "itl_mean_ms": _aiperf_metric(d, "inter_token_latency", "avg"),
-                "itl_p99_ms": _aiperf_metric(d, "inter_token_latency", "p99"),
-                "e2el_mean_ms": _aiperf_metric(d, "request_latency", "avg"),
-                "completed_requests": _aiperf_metric(d, "good_request_count", "avg")
+            RollupRun(
+                concurrency=c,
+                throughput_toks=_aiperf_metric(d, "output_token_throughput", "avg"),
+                request_throughput=_aiperf_metric(d, "request_throughput", "avg"),
+                ttft_mean_ms=_aiperf_metric(d, "time_to_first_token", "avg"),
+                ttft_p99_ms=_aiperf_metric(d, "time_to_first_token", "p99"),
+                tpot_mean_ms=_aiperf_metric(d, "inter_token_latency", "avg"),
+                tpot_p99_ms=_aiperf_metric(d, "inter_token_latency", "p99"),
+                itl_mean_ms=_aiperf_metric(d, "inter_token_latency", "avg"),
+                itl_p99_ms=_aiperf_metric(d, "inter_token_latency", "p99"),
+                e2el_mean_ms=_aiperf_metric(d, "request_latency", "avg"),
+                completed_requests=_aiperf_metric(d, "good_request_count", "avg")
                 or _aiperf_metric(d, "request_count", "avg"),
-                "total_input_tokens": _aiperf_metric(d, "total_isl", "avg")
+                total_input_tokens=_aiperf_metric(d, "total_isl", "avg")
                 or _aiperf_metric(d, "total_usage_prompt_tokens", "avg"),
-                "total_output_tokens": _aiperf_metric(d, "total_osl", "avg")
+                total_output_tokens=_aiperf_metric(d, "total_osl", "avg")
                 or _aiperf_metric(d, "total_output_tokens", "avg"),
-                "total_token_throughput": _aiperf_metric(d, "total_token_throughput", "avg"),
-                "ttft_median_ms": _aiperf_metric(d, "time_to_first_token", "p50"),
-                "tpot_median_ms": _aiperf_metric(d, "inter_token_latency", "p50"),
-                "itl_median_ms": _aiperf_metric(d, "inter_token_latency", "p50"),
-            }
+                total_token_throughput=_aiperf_metric(d, "total_token_throughput", "avg"),
+                ttft_median_ms=_aiperf_metric(d, "time_to_first_token", "p50"),
+                tpot_median_ms=_aiperf_metric(d, "inter_token_latency", "p50"),
+                itl_median_ms=_aiperf_metric(d, "inter_token_latency", "p50"),
+            )
         )
-    return runs
+    return tuple(runs)
 
 
 def format_csv_number(value: Any) -> str:
@@ -210,7 +212,7 @@ def read_running_requests(log_dir: Path) -> list[float]:
 
 
 def build_rollup_csv(
-    rollup: Mapping[str, Any],
+    rollup: Rollup,
     *,
     config_name: str,
     gpus: GpuCounts,
@@ -220,15 +222,11 @@ def build_rollup_csv(
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     working_total = gpus.working_total
-    for run in sorted(rollup.get("runs", []), key=lambda r: r.get("concurrency") or 0):
-        tpot = run.get("tpot_median_ms")
-        per_user = 1000.0 / tpot if isinstance(tpot, int | float) and tpot > 0 else None
-        total_tp = run.get("total_token_throughput")
-        per_gpu = (
-            total_tp / working_total
-            if isinstance(total_tp, int | float) and working_total > 0
-            else None
-        )
+    for run in rollup.sorted_runs():
+        tpot = run.tpot_median_ms
+        per_user = 1000.0 / tpot if tpot is not None and tpot > 0 else None
+        total_tp = run.total_token_throughput
+        per_gpu = total_tp / working_total if total_tp is not None and working_total > 0 else None
         writer.writerow(
             [
                 config_name,
@@ -241,12 +239,12 @@ def build_rollup_csv(
             + [
                 format_csv_number(v)
                 for v in (
-                    run.get("concurrency"),
+                    run.concurrency,
                     total_tp,
-                    run.get("throughput_toks"),
-                    run.get("ttft_median_ms"),
+                    run.throughput_toks,
+                    run.ttft_median_ms,
                     tpot,
-                    run.get("itl_median_ms"),
+                    run.itl_median_ms,
                     p90_running if gpus.disaggregated else None,
                     per_user,
                     per_gpu,
@@ -270,9 +268,9 @@ def read_sa_bench_results(log_dir: Path) -> list[dict[str, Any]]:
     return docs
 
 
-def write_rollup(log_dir: Path, rollup: Mapping[str, Any], csv_text: str | None) -> Path:
-    path = log_dir / "benchmark-rollup.json"
-    path.write_bytes(msgspec.json.format(msgspec.json.encode(rollup), indent=2) + b"\n")
+def write_rollup(log_dir: Path, rollup: Rollup, csv_text: str | None) -> Path:
+    path = log_dir / ROLLUP_FILE
+    path.write_bytes(encode_rollup(rollup))
     if csv_text is not None:
         (log_dir / "benchmark-rollup.csv").write_text(csv_text)
     return path

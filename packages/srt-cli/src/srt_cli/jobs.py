@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from srt_cli.environment import Edge
     from srt_planner.plan import JobPlan
     from srt_runtime.status import RunEvent, StatusEvent
+    from srt_schema.rollup import Rollup
 
 __all__ = [
     "SQUEUE_FORMAT",
@@ -58,6 +59,7 @@ __all__ = [
     "query_mine",
     "read_plan",
     "read_recorded_pid",
+    "read_rollup",
     "read_status",
     "sweep_log",
 ]
@@ -352,21 +354,27 @@ def build_bench_progress(events: Sequence[RunEvent]) -> str | None:
     return lines[-1] if lines else None
 
 
-def build_results(rollup: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def build_results(rollup: Rollup | None) -> list[dict[str, Any]]:
     """Per concurrency: request throughput, output tok/s, TTFT and ITL medians (rollup fields)."""
     if rollup is None:
         return []
-    runs = [r for r in rollup.get("runs", []) if isinstance(r, Mapping)]
     return [
         {
-            "concurrency": run.get("concurrency"),
-            "request_throughput": run.get("request_throughput"),
-            "output_tok_s": run.get("throughput_toks"),
-            "ttft_p50_ms": run.get("ttft_median_ms"),
-            "itl_p50_ms": run.get("itl_median_ms"),
+            "concurrency": run.concurrency,
+            "request_throughput": run.request_throughput,
+            "output_tok_s": run.throughput_toks,
+            "ttft_p50_ms": run.ttft_median_ms,
+            "itl_p50_ms": run.itl_median_ms,
         }
-        for run in sorted(runs, key=lambda r: r.get("concurrency") or 0)
+        for run in rollup.sorted_runs()
     ]
+
+
+def read_rollup(path: Path) -> Rollup | None:
+    """``benchmark-rollup.json`` decoded with srt-schema's structs (None: not written yet)."""
+    from srt_schema.rollup import decode_rollup
+
+    return _read_json_file(path, decode_rollup)  # type: ignore[no-any-return]
 
 
 def _first_existing(*paths: Path) -> Path | None:
@@ -381,10 +389,10 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
     status = read_status(job_dir) if exists else None
     plan = read_plan(job_dir) if exists else None
     metadata = _read_dict(job_dir / f"{ref.job_id}.json") if exists else None
-    rollup_path = _first_existing(
-        job_dir / "logs" / "benchmark-rollup.json", job_dir / "benchmark-rollup.json"
-    )
-    rollup = _read_dict(rollup_path) if rollup_path is not None else None
+    from srt_schema.rollup import ROLLUP_FILE
+
+    rollup_path = _first_existing(job_dir / "logs" / ROLLUP_FILE, job_dir / ROLLUP_FILE)
+    rollup = read_rollup(rollup_path) if rollup_path is not None else None
     messages = _log_messages(sweep_log(job_dir, ref.job_id)) if exists else []
     events = read_events(job_dir) if exists else []
     workers = None

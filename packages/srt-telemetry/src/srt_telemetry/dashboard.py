@@ -1,8 +1,8 @@
 """The per-run dashboard (`srt-telemetry dashboard RUN_DIR`): one self-contained HTML file.
 
 Inputs, all optional and relative to RUN_DIR (see `DashboardConfig`): `benchmark-rollup.json`
-(the sa-bench rollup format: `runs[]` with `concurrency`, `throughput_toks`, `ttft_*`, `itl_*`,
-...), `<power_dir>/{manifest.json,samples.csv,windows/*.json,energy.json}`,
+(decoded by `rollup_view.RollupView`: `runs[]` with `concurrency`, `throughput_toks`, `ttft_*`,
+`itl_*`, ...), `<power_dir>/{manifest.json,samples.csv,windows/*.json,energy.json}`,
 `<cpu_power_dir>/samples.csv` (CPU leg A) and `<power_dir>/cpu/samples.csv` (CPU leg B).
 Output: inline SVG and CSS only, no scripts, no network; the same inputs give byte-identical
 output. A missing input leaves its section with a "no data" note; a
@@ -23,6 +23,7 @@ from srt_telemetry.config import DashboardConfig
 from srt_telemetry.errors import DashboardError
 from srt_telemetry.power_samples import read_samples
 from srt_telemetry.power_windows import decode_window
+from srt_telemetry.rollup_view import RollupRunView, decode_rollup_view
 from srt_telemetry.svg import Band, Series, bar_chart, line_chart
 
 __all__ = ["DashboardData", "read_dashboard_data", "render_dashboard", "write_dashboard"]
@@ -33,7 +34,7 @@ MAX_POINTS = 1500
 @dataclass
 class DashboardData:
     title: str
-    runs: list[dict[str, Any]] = field(default_factory=list)
+    runs: tuple[RollupRunView, ...] = ()
     rollup_type: str = ""
     gpu_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     cpu_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
@@ -67,14 +68,13 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
     data = DashboardData(title=config.title or f"srt run {run_dir.name}")
     rollup = run_dir / config.rollup
     if rollup.exists():
-        doc = _load_json(rollup)
-        if not isinstance(doc, dict) or not isinstance(doc.get("runs", []), list):
-            raise DashboardError(f"{rollup}: expected an object with a 'runs' list")
-        data.rollup_type = str(doc.get("benchmark_type", ""))
-        data.runs = sorted(
-            (r for r in doc.get("runs", []) if isinstance(r, dict)),
-            key=lambda r: r.get("concurrency") or 0,
-        )
+        try:
+            raw = rollup.read_bytes()
+        except OSError as exc:
+            raise DashboardError(f"{rollup}: cannot read: {exc}; fix or remove the file") from exc
+        view = decode_rollup_view(raw, source=str(rollup))
+        data.rollup_type = view.benchmark_type
+        data.runs = view.runs
     else:
         data.notes.append(f"no {config.rollup}: benchmark sections are empty")
     pdir = run_dir / config.power_dir
@@ -189,11 +189,11 @@ def _publication(data: DashboardData) -> str:
 def render_dashboard(data: DashboardData) -> str:
     """The whole HTML page (pure)."""
     runs = data.runs
-    cats = [str(r.get("concurrency")) for r in runs]
+    cats = [str(r.concurrency) for r in runs]
     tput = Series(
         "output tok/s",
-        [float(r.get("e2el_mean_ms") or math.nan) for r in runs],
-        [float(r.get("throughput_toks") or math.nan) for r in runs],
+        [float(r.e2el_mean_ms or math.nan) for r in runs],
+        [float(r.throughput_toks or math.nan) for r in runs],
         labels=[f"c={c}" for c in cats],
     )
     tput_ok = Series(
@@ -219,8 +219,8 @@ def render_dashboard(data: DashboardData) -> str:
             "TTFT (ms)",
             cats,
             [
-                ("mean", [r.get("ttft_mean_ms") for r in runs]),
-                ("p99", [r.get("ttft_p99_ms") for r in runs]),
+                ("mean", [r.ttft_mean_ms for r in runs]),
+                ("p99", [r.ttft_p99_ms for r in runs]),
             ],
             x_label="concurrency",
             y_label="ms",
@@ -230,8 +230,8 @@ def render_dashboard(data: DashboardData) -> str:
             "ITL (ms)",
             cats,
             [
-                ("mean", [r.get("itl_mean_ms") for r in runs]),
-                ("p99", [r.get("itl_p99_ms") for r in runs]),
+                ("mean", [r.itl_mean_ms for r in runs]),
+                ("p99", [r.itl_p99_ms for r in runs]),
             ],
             x_label="concurrency",
             y_label="ms",
@@ -262,14 +262,14 @@ def render_dashboard(data: DashboardData) -> str:
     )
     body = ""
     for r in runs:
-        e = data.energy.get(r.get("concurrency"), {})  # type: ignore[arg-type]
+        e = data.energy.get(r.concurrency, {}) if r.concurrency is not None else {}
         body += (
-            f"<tr><td>{escape(str(r.get('concurrency')))}</td>"
-            f"<td>{_num(r.get('throughput_toks'))}</td>"
-            f"<td>{_num(r.get('request_throughput'), 3)}</td>"
-            f"<td>{_num(r.get('ttft_mean_ms'))}</td><td>{_num(r.get('ttft_p99_ms'))}</td>"
-            f"<td>{_num(r.get('itl_mean_ms'), 2)}</td><td>{_num(r.get('itl_p99_ms'), 2)}</td>"
-            f"<td>{_num(r.get('e2el_mean_ms'))}</td><td>{_num(e.get('energy_joules'))}</td>"
+            f"<tr><td>{escape(str(r.concurrency))}</td>"
+            f"<td>{_num(r.throughput_toks)}</td>"
+            f"<td>{_num(r.request_throughput, 3)}</td>"
+            f"<td>{_num(r.ttft_mean_ms)}</td><td>{_num(r.ttft_p99_ms)}</td>"
+            f"<td>{_num(r.itl_mean_ms, 2)}</td><td>{_num(r.itl_p99_ms, 2)}</td>"
+            f"<td>{_num(r.e2el_mean_ms)}</td><td>{_num(e.get('energy_joules'))}</td>"
             f"<td>{_num(e.get('avg_power_w'))}</td>"
             f"<td>{_num(e.get('joules_per_output_token'), 4)}</td></tr>"
         )

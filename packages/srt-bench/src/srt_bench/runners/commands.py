@@ -13,6 +13,7 @@ from srt_bench.errors import BenchConfigError
 from srt_bench.plans import Command, CommandPlan
 from srt_bench.runners._aiperf_args import aiperf_base, aiperf_extra_flags, goodput_flag
 from srt_schema.registry import MOONCAKE_WORKLOADS, ROUTER_BENCH_FRONTEND
+from srt_schema.rollup import RollupConfig
 
 __all__ = [
     "build_agentperf",
@@ -283,7 +284,7 @@ def build_mooncake_router(config: BenchRunConfig, out_dir: Path, stamp: str) -> 
         commands=(Command(argv=argv, mkdirs=(str(artifact),)),),
         fold="aiperf-embed",
         artifacts={0: str(artifact)},
-        rollup_config={"workload": workload, "model": config.model_name},
+        rollup_config=RollupConfig(model=config.model_name, isl=None, osl=None, workload=workload),
     )
 
 
