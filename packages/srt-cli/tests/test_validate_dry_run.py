@@ -260,3 +260,26 @@ def test_dry_run_shows_the_identity_check_and_the_eval_step(invoke: Invoke, data
     ) in out
     assert "] post_eval on node-01\n" in out
     assert "      $ srt-bench run --config /logs/eval.json\n" in out
+
+
+def test_every_planning_problem_is_shown_on_its_own_line(invoke: Invoke, data: Path) -> None:
+    recipe = data / "het-disagg.yaml"
+    result = invoke(
+        "dry-run",
+        "-f",
+        str(recipe),
+        "--set",
+        "roles.prefill.gpus=8",
+        "--set",
+        "roles.decode.gpus=16",
+    )
+    assert result.exit_code == 3
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"error: {recipe}: $.roles.prefill: prefill does not fit: 1 worker(s) x 8 GPU(s) need "
+        "more than the 1 node(s) x 4 GPUs of roles.prefill.nodes; raise roles.prefill.nodes or "
+        "lower roles.prefill.workers / .gpus\n"
+        f"{recipe}: $.roles.decode: decode does not fit: 1 worker(s) x 16 GPU(s) need more than "
+        "the 2 node(s) x 4 GPUs of roles.decode.nodes; raise roles.decode.nodes or lower "
+        "roles.decode.workers / .gpus\n"
+    )

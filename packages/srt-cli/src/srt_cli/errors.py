@@ -146,8 +146,12 @@ def _map(exc: Exception, where: str | None) -> CliError | None:
         if isinstance(exc, SchemaError):
             return InvalidRecipeError(str(exc))
     if module.startswith("srt_planner"):
-        from srt_planner.errors import PlannerError
+        from srt_planner.errors import PlannerError, PlanningProblemsError
 
+        if isinstance(exc, PlanningProblemsError):
+            # One line per problem, each naming the file, as load errors are shown.
+            lines = [f"{where}: {p}" if where else p for p in exc.problems]
+            return PlanFailedError("\n".join(lines))
         if isinstance(exc, PlannerError):
             return PlanFailedError(f"{where}: {exc}" if where else str(exc))
     return None

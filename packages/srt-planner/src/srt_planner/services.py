@@ -24,7 +24,7 @@ from srt_planner.discovery import discovery_env, needs_etcd, needs_nats
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.engines.failover import worker_dir
 from srt_planner.env import layer_env, render_placeholders
-from srt_planner.errors import PlanningError
+from srt_planner.errors import PlanningError, PlanningProblemsError
 from srt_planner.exporters import (
     HOST_NATIVE_KINDS,
     NO_WRAPPER_KINDS,
@@ -281,6 +281,7 @@ def build_services(
     specs: list[ProcessSpec] = []
     files: list[GeneratedFile] = []
     data = f"/tmp/srt-{ctx.job_id}"
+    problems: list[str] = []
     for order, (service, implied_by) in enumerate(effective_services(ctx)):
         phase = service_phase(service)
         if service.type == "nats":
@@ -289,8 +290,13 @@ def build_services(
             if max_mb is not None:
                 conf.append(f"max_payload: {int(max_mb) * 1024 * 1024}")
             files.append(GeneratedFile(path="nats.conf", content="\n".join(conf) + "\n"))
-        _check_source(service)
-        instances = _instances(ctx, service, workers)
+        try:
+            # Services are placed independently: every one that cannot be is named at once.
+            _check_source(service)
+            instances = _instances(ctx, service, workers)
+        except PlanningError as exc:
+            problems.append(str(exc))
+            continue
         many = len(instances) > 1
         ports = kind_ports(service)
         for index, instance in enumerate(instances):
@@ -375,5 +381,7 @@ def build_services(
                     het_group=step.het_group,
                 )
             )
+    if problems:
+        raise PlanningProblemsError(problems)
     files += exporter_files([service for service, _ in effective_services(ctx)])
     return specs, files

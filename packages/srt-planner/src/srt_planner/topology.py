@@ -20,7 +20,7 @@ from srt_planner.context import frontend_type_of
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.engines.sidecar import sidecar_mode
 from srt_planner.engines.vllm import data_parallel, replica_size
-from srt_planner.errors import PlanningError
+from srt_planner.errors import PlanningError, PlanningProblemsError
 from srt_planner.gpu_packing import Endpoint, RoleLayout, pack_endpoints
 from srt_planner.ports import PortAllocator
 from srt_schema.recipe import (
@@ -71,7 +71,11 @@ def plan_endpoints(recipe: Recipe, carving: Carving) -> tuple[Endpoint, ...]:
 def _check_role_budgets(
     roles: Sequence[ResolvedRole], layouts: Sequence[RoleLayout], gpn: int, spread: bool
 ) -> None:
-    """Each role must fit on the nodes it declares (the shared cursor would hide who overflowed)."""
+    """Each role must fit on the nodes it declares (the shared cursor would hide who overflowed).
+
+    Roles are independent here, so every role that does not fit is named in one error.
+    """
+    problems: list[str] = []
     for role, layout in zip(roles, layouts, strict=True):
         if role.colocate or role.workers == 0:
             continue
@@ -79,13 +83,15 @@ def _check_role_budgets(
         try:
             pack_endpoints([layout], nodes, gpn, spread_workers=spread)
         except PlanningError:
-            raise PlanningError(
+            problems.append(
                 f"$.roles.{role.name}: {role.name} does not fit: {role.workers} worker(s) x "
                 f"{role.gpus_per_worker} "
                 f"GPU(s) need more than the {role.nodes} node(s) x {gpn} GPUs of "
                 f"roles.{role.name}.nodes; "
                 f"raise roles.{role.name}.nodes or lower roles.{role.name}.workers / .gpus"
-            ) from None
+            )
+    if problems:
+        raise PlanningProblemsError(problems)
 
 
 def _vllm_blocks(role: ResolvedRole, gpus_on_node: int, gpus_total: int) -> tuple[int, int]:
