@@ -61,11 +61,9 @@ class Handle(Protocol):
 
 
 class Launcher(Protocol):
-    """Starts processes of a JobPlan."""
+    """Starts processes of a JobPlan (the plan, not the launcher, says which nodes exist)."""
 
     def start(self, spec: ProcessSpec) -> Handle: ...
-
-    def nodes(self) -> tuple[str, ...]: ...
 
 
 def resolve_log_path(log_dir: Path, log_file: str) -> Path:
@@ -158,7 +156,8 @@ class LocalLauncher:
         claims: Iterable[ProcessSpec] = (),
     ) -> None:
         self._log_dir = log_dir
-        self._nodes = nodes
+        # `nodes` is accepted, unused, until srt_runtime.__main__ stops passing it (issue 15).
+        del nodes
         self._python = python
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._claims: tuple[ProcessSpec, ...] | None = tuple(claims)
@@ -166,9 +165,6 @@ class LocalLauncher:
         self.token = secrets.token_hex(16)
         #: The process record the watchdog reads (one JSON line per started process).
         self.record = log_dir / RECORD_NAME
-
-    def nodes(self) -> tuple[str, ...]:
-        return self._nodes
 
     def start(self, spec: ProcessSpec) -> LocalHandle:
         if self._claims is not None:

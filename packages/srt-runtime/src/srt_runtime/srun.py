@@ -147,13 +147,11 @@ class SrunLauncher:
         self._log_dir = log_dir
         self._python = python
         self._job_id = job_id
-        self._nodes = nodes
+        # `nodes` is accepted, unused, until srt_runtime.__main__ stops passing it (issue 15).
+        del nodes
         self._srun = srun
         self._runner = runner
         self._base_env = dict(os.environ if base_env is None else base_env)
-
-    def nodes(self) -> tuple[str, ...]:
-        return self._nodes
 
     def start(self, spec: ProcessSpec) -> SrunHandle:
         log_path = resolve_log_path(self._log_dir, spec.log_file)
