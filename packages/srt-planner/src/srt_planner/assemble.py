@@ -37,6 +37,7 @@ from srt_planner.plan import (
     JobPlan,
     NodeRoles,
     ProcessSpec,
+    RunSummary,
     TcpProbe,
 )
 from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator, check_port_conflicts
@@ -53,6 +54,7 @@ from srt_schema.recipe import (
     IdentityConfig,
     Recipe,
 )
+from srt_schema.roles import engine_type, serving_engine
 
 __all__ = ["plan_job"]
 
@@ -101,6 +103,24 @@ def _registered_instances(
         elif groups and replica_size(args) <= len(groups[0][0].gpus):
             counts[role.name] = sum(len(g) for g in groups)
     return counts
+
+
+def _run_summary(recipe: Recipe) -> RunSummary:
+    """The recipe facts status reports describe (the first update's ``metadata``)."""
+    return RunSummary(
+        model_path=recipe.model.path,
+        precision=recipe.model.precision,
+        gpu_type=recipe.resources.gpu_type,
+        gpus_per_node=recipe.resources.gpus_per_node,
+        workers={
+            f"{role}_workers": config.workers
+            for role, config in sorted(recipe.roles.items())
+            if role in ("prefill", "decode", "agg") and config.workers is not None
+        },
+        benchmark_type=recipe.benchmark.type,
+        backend_type=engine_type(serving_engine(recipe)),
+        frontend_type=recipe.frontend.type,
+    )
 
 
 def _log_dir(recipe: Recipe, job_id: str) -> str:
@@ -333,4 +353,8 @@ def plan_job(
         identity=None if recipe.identity == IdentityConfig() else recipe.identity,
         fingerprint_script=FINGERPRINT_SCRIPT if workers else None,
         teardown=tuple(teardown),
+        # The recipe as loaded already carries srtslurm.yaml's reporting default.
+        reporting=recipe.reporting,
+        cluster=cluster.cluster,
+        summary=_run_summary(recipe),
     )

@@ -14,7 +14,7 @@ from typing import Literal, get_args
 
 import msgspec
 
-from srt_schema.recipe import IdentityConfig
+from srt_schema.recipe import IdentityConfig, ReportingConfig
 from srt_schema.registry import FrontendFamily
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "ProfileSpec",
     "Readiness",
     "RestartSpec",
+    "RunSummary",
     "StartPhase",
     "TcpProbe",
 ]
@@ -255,6 +256,23 @@ class AllocationRequest(_Struct, frozen=True, kw_only=True):
     het: tuple[HetComponent, ...] = ()
 
 
+class RunSummary(_Struct, frozen=True, kw_only=True):
+    """What the recipe says about the run that status reports describe (model, GPUs, worker
+    counts, benchmark, engine and frontend types), resolved at planning so the runtime reads it
+    from the plan (docs/telemetry-and-bench.md#status-api)."""
+
+    model_path: str
+    precision: str
+    gpu_type: str | None = None
+    gpus_per_node: int
+    #: ``<role>_workers`` -> workers, for the roles ``prefill``, ``decode`` and ``agg``.
+    workers: dict[str, int] = {}
+    benchmark_type: str
+    #: The serving engine's ``type`` (``vllm``, ``sglang``...).
+    backend_type: str
+    frontend_type: str
+
+
 class JobPlan(_Struct, frozen=True, kw_only=True):
     """Everything the runtime needs to run one job."""
 
@@ -295,3 +313,12 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     #: Host teardown steps (``host_setup.teardown``), run during cleanup only if host_setup ran;
     #: their failures are logged and never change the exit code.
     teardown: tuple[ProcessSpec, ...] = ()
+    #: The effective ``reporting`` block (the recipe's, else ``srtslurm.yaml``'s default): status
+    #: endpoints, token variable names, log streaming, S3 upload, AI analysis. ``plan.json``
+    #: holds each secret field as its srt_schema.secrets marker; the runtime takes the value from
+    #: the variable the marker names (srtctl hands it over in the job's environment).
+    reporting: ReportingConfig | None = None
+    #: ``srtslurm.yaml``'s ``cluster`` name, sent with status reports (None: unnamed).
+    cluster: str | None = None
+    #: The recipe facts status reports describe (None: a hand-built plan; reports omit them).
+    summary: RunSummary | None = None
