@@ -121,7 +121,7 @@ def plan_one(
 
     from srt_planner import plan_allocation, plan_job, render_sbatch
     from srt_planner.plan import JobPlan
-    from srt_schema.secrets import redact_document, secret_environment
+    from srt_schema.secrets import redact_document, secret_environment, secret_field_environment
 
     with translated(where=job.label):
         request = plan_allocation(job.recipe, cluster, runner_name=runner_name)
@@ -157,6 +157,9 @@ def plan_one(
         )
     for process in plan.processes:
         secret_env.update(secret_environment(process.env))
+    # plan.json holds the reporting secrets (recipe or srtslurm.yaml) as markers naming their
+    # variable: the job gets each value in that variable (field over the shell, as written).
+    secret_env.update(secret_field_environment(msgspec.to_builtins(plan)))
     written = msgspec.convert(redact_document(msgspec.to_builtins(plan)), JobPlan)
     return PlannedJob(
         job=job,

@@ -30,6 +30,7 @@ __all__ = [
     "redact_url_credentials",
     "restore_document",
     "secret_environment",
+    "secret_field_environment",
     "secret_marker",
 ]
 
@@ -156,6 +157,18 @@ def _lookup(doc: Any, path: tuple[str, ...]) -> Any:
             return None
         doc = doc.get(key)
     return doc
+
+
+def secret_field_environment(doc: Any) -> dict[str, str]:
+    """``{variable: value}`` for each secret field ``doc`` (a plan or recipe document) holds a
+    value in: how srtctl hands a job the secrets its files hold as markers (the variable is the
+    one the marker names, so the runtime reads it where the field is redacted)."""
+    out: dict[str, str] = {}
+    for path, variable in SECRET_FIELDS.items():
+        value = _lookup(doc, path)
+        if isinstance(value, str) and value and not is_redacted(value):
+            out[variable] = value
+    return out
 
 
 def fill_secret_fields(doc: dict[str, Any], source: Mapping[str, Any] | None) -> dict[str, Any]:
