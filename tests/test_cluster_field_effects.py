@@ -6,14 +6,13 @@ row's keys, on the simulated allocation the golden test uses. The rendered sbatc
 rendered ``plan.json`` must contain the row's needle with the keys and must not without them; a
 key the loader or planner ignored fails its row. ``docs/schema-ledger.md`` cites these tests for
 its srtslurm.yaml rows; cluster defaults of recipe blocks that are read inside the allocation
-(``reporting``, ``cluster``) are checked through the runtime's own reader.
+(``reporting``, ``cluster``) are checked in the plan the runtime makes inside the allocation.
 """
 
 # ruff: noqa: E501 - the ROWS table reads best as one row per line
 from __future__ import annotations
 
 import copy
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import yaml
 
 from srt_planner import plan_allocation, plan_job
 from srt_planner.sbatch import render_sbatch
-from srt_runtime.postrun import read_job_recipe
+from srt_runtime.plan_io import plan_from_job_dir
 from srt_schema.clusterconfig import parse_cluster_config
 from srt_schema.load import load_recipe_text
 from srt_schema.overrides import deep_merge
@@ -289,7 +288,7 @@ def test_the_ignore_failure_default_makes_host_setup_not_critical() -> None:
     assert setup(loose)["critical"] is False
 
 
-# -- read inside the allocation: the runtime's reader applies the cluster's reporting block ----
+# -- read inside the allocation: the plan carries the cluster's reporting block and name ----
 
 REPORTING: list[tuple[str, Any]] = [
     ("ai_analysis.enabled", True),
@@ -325,7 +324,8 @@ def _job_dir(tmp_path: Path, cluster_text: str) -> tuple[Path, dict[str, str]]:
     (job_dir / "config.yaml").write_text(yaml.safe_dump(QUICKSTART))
     config = tmp_path / "srtslurm.yaml"
     config.write_text(cluster_text)
-    return job_dir, {"SRTSLURM_CONFIG": str(config)}
+    slurm = {"SLURM_JOB_ID": "1234", "SLURM_JOB_NODELIST": "node-01"}
+    return job_dir, {"SRTSLURM_CONFIG": str(config), **slurm}
 
 
 @pytest.mark.parametrize(("field", "value"), REPORTING, ids=[f for f, _ in REPORTING])
@@ -336,9 +336,8 @@ def test_the_cluster_reporting_block_reaches_the_runtime(
     if "s3" in block:
         block["s3"].setdefault("bucket", "site-logs")  # required next to every s3 key
     job_dir, environ = _job_dir(tmp_path, yaml.safe_dump({"reporting": block} | MINIMAL))
-    job = read_job_recipe(job_dir, environ, cwd=tmp_path, log=logging.getLogger("t"))
-    assert job is not None
-    got: Any = msgspec.to_builtins(job.recipe.reporting)
+    plan = plan_from_job_dir(job_dir, environ, cwd=tmp_path)
+    got: Any = msgspec.to_builtins(plan.reporting)
     for part in field.split("."):
         got = got[part]
     assert (list(got) if isinstance(got, tuple) else got) == value
@@ -346,8 +345,6 @@ def test_the_cluster_reporting_block_reaches_the_runtime(
 
 def test_the_cluster_name_reaches_the_runtime(tmp_path: Path) -> None:
     job_dir, environ = _job_dir(tmp_path, yaml.safe_dump({"cluster": "eos"} | MINIMAL))
-    job = read_job_recipe(job_dir, environ, cwd=tmp_path, log=logging.getLogger("t"))
-    assert job is not None and job.cluster_name == "eos"
+    assert plan_from_job_dir(job_dir, environ, cwd=tmp_path).cluster == "eos"
     bare_dir, bare = _job_dir(tmp_path / "bare", yaml.safe_dump(MINIMAL))
-    bare_job = read_job_recipe(bare_dir, bare, cwd=tmp_path, log=logging.getLogger("t"))
-    assert bare_job is not None and bare_job.cluster_name is None
+    assert plan_from_job_dir(bare_dir, bare, cwd=tmp_path).cluster is None

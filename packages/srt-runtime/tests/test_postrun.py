@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from srt_runtime.postrun import build_dashboard, read_job_recipe
+from srt_runtime.postrun import build_dashboard
 
 ROLLUP = {
     "benchmark_type": "sa-bench",
@@ -50,15 +50,6 @@ def test_a_dashboard_failure_is_one_warning(
         assert not build_dashboard(missing, python=sys.executable, log=logging.getLogger("t"))
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and warnings[0].startswith("Dashboard not built")
-
-
-def test_an_unreadable_recipe_disables_reporting_with_a_warning(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.WARNING):
-        job = read_job_recipe(tmp_path, {}, cwd=tmp_path, log=logging.getLogger("t"))
-    assert job is None
-    assert any("Reporting disabled" in r.getMessage() for r in caplog.records)
 
 
 def test_the_outcome_is_recorded_in_the_lockfile(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from srt_runtime.clock import SystemClock
 from srt_runtime.errors import SupervisorError
 from srt_runtime.launch import Launcher, LocalLauncher
 from srt_runtime.plan_io import plan_from_job_dir, read_plan, write_plan
-from srt_runtime.postrun import post_run_hook, read_job_recipe
+from srt_runtime.postrun import post_run_hook
 from srt_runtime.reporting.session import ReportingSession
 from srt_runtime.reporting.status_sink import build_started_metadata
 from srt_runtime.resources import build_resource_snapshot, write_resource_snapshot
@@ -107,27 +107,21 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
-    job = read_job_recipe(job_dir, os.environ, cwd=Path.cwd(), log=logger)
-    started = (
-        build_started_metadata(
-            job.recipe,
-            plan,
-            log_dir=str(log_dir),
-            cluster=job.cluster_name,
-            affinity_cpus=snapshot.affinity_cpus,
-            cpu_warning=snapshot.warning,
-        )
-        if job is not None
-        else None
+    # After planning nothing reads the recipe or srtslurm.yaml again: reporting is the plan's.
+    started = build_started_metadata(
+        plan,
+        log_dir=str(log_dir),
+        affinity_cpus=snapshot.affinity_cpus,
+        cpu_warning=snapshot.warning,
     )
     session = ReportingSession.open(
-        job.recipe.reporting if job is not None else None,
+        plan.reporting,
         job_id=plan.job_id,
         job_dir=job_dir,
         environ=os.environ,
         local=FileStatusSink(job_dir, plan.job_id, clock, pid=os.getpid(), log=events),
         wall=clock.wall,
-        cluster=job.cluster_name if job is not None else None,
+        cluster=plan.cluster,
         started_metadata=started,
         log=logger.log,
     )

@@ -1,7 +1,9 @@
 """After the run: the dashboard and the reporting steps, wired into ``run_job(before_final=...)``.
 
-Nothing here changes the job's exit code: the dashboard is best effort (a failure is one warning
-with its cause), and the reporting session's steps are bounded and return results.
+Everything comes from the job folder the run wrote and the plan's reporting session: nothing
+here reads the recipe or ``srtslurm.yaml``. Nothing here changes the job's exit code: the
+dashboard is best effort (a failure is one warning with its cause), and the reporting session's
+steps are bounded and return results.
 """
 
 from __future__ import annotations
@@ -20,54 +22,17 @@ from srt_runtime.lockfile import update_lockfile
 from srt_runtime.reporting.lock_sections import build_lock_sections, read_fingerprints
 from srt_runtime.reporting.reproduce import REFERENCE_FILE, ReproductionReference, build_report
 from srt_runtime.reporting.session import ReportingSession
-from srt_schema import ClusterConfig, Recipe, SchemaError, load_recipe_document
-from srt_schema.discovery import find_cluster_config, read_cluster_config
-from srt_schema.secrets import fill_secret_fields
-from srt_schema.yamlio import parse_yaml
 
 __all__ = [
     "DASHBOARD_TIMEOUT",
-    "JobRecipe",
     "build_dashboard",
     "post_run_hook",
-    "read_job_recipe",
     "record_results",
     "write_reproduction_report",
 ]
 
 #: Seconds the dashboard may take before it is abandoned.
 DASHBOARD_TIMEOUT = 120.0
-
-
-class JobRecipe(msgspec.Struct, frozen=True, kw_only=True):
-    """The job's recipe as loaded with its cluster config, and that config's cluster name."""
-
-    recipe: Recipe
-    cluster_name: str | None = None
-
-
-def read_job_recipe(
-    job_dir: Path, environ: Mapping[str, str], *, cwd: Path, log: logging.Logger
-) -> JobRecipe | None:
-    """The job's recipe (``config.yaml`` with the cluster config), for its reporting settings.
-
-    ``config.yaml`` holds no secret (srt_schema.secrets): each redacted secret field is read
-    from ``srtslurm.yaml`` again, else left unset so the reporter reads its variable.
-    """
-    try:
-        found = find_cluster_config(cwd, environ)
-        cluster = read_cluster_config(found) if found is not None else ClusterConfig()
-        file = str(job_dir / "config.yaml")
-        raw = parse_yaml((job_dir / "config.yaml").read_text(), file=file)
-        if isinstance(raw, dict):
-            raw = fill_secret_fields(raw, msgspec.to_builtins(cluster))
-        jobs = load_recipe_document(raw, file=file, cluster=cluster)
-    except (OSError, SchemaError) as exc:
-        log.warning("Reporting disabled: cannot read the job's recipe: %s", exc)
-        return None
-    if len(jobs) != 1:
-        return None
-    return JobRecipe(recipe=jobs[0].recipe, cluster_name=cluster.cluster)
 
 
 def build_dashboard(log_dir: Path, *, python: str, log: logging.Logger) -> bool:

@@ -322,10 +322,8 @@ def test_started_metadata_describes_the_run() -> None:
         },
         Recipe,
     )
-    plan = plan_job(recipe, ClusterConfig(), "n[0-1]", "7")
-    doc = build_started_metadata(
-        recipe, plan, log_dir="/out/7/logs", cluster="eos", affinity_cpus=16, cpu_warning=None
-    )
+    plan = plan_job(recipe, ClusterConfig(cluster="eos"), "n[0-1]", "7")
+    doc = build_started_metadata(plan, log_dir="/out/7/logs", affinity_cpus=16, cpu_warning=None)
     assert doc == {
         "model": {"path": "/m/qwen", "precision": "fp8"},
         "resources": {
@@ -344,9 +342,8 @@ def test_started_metadata_describes_the_run() -> None:
         "job_name": "dis",
         "cluster": "eos",
     }
-    bare = build_started_metadata(recipe, plan, log_dir="/l", cluster=None)
+    unnamed = plan_job(recipe, ClusterConfig(), "n[0-1]", "7")
+    bare = build_started_metadata(unnamed, log_dir="/l")
     assert "cluster" not in bare and "cpu_check" not in bare["resources"]
-    warned = build_started_metadata(
-        recipe, plan, log_dir="/l", cluster=None, affinity_cpus=2, cpu_warning="low"
-    )
+    warned = build_started_metadata(unnamed, log_dir="/l", affinity_cpus=2, cpu_warning="low")
     assert warned["resources"]["cpu_check"] == "warning"

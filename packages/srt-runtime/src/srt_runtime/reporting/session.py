@@ -3,7 +3,7 @@
 
 ::
 
-    session = ReportingSession.open(recipe.reporting, job_id=..., job_dir=..., environ=os.environ,
+    session = ReportingSession.open(plan.reporting, job_id=..., job_dir=..., environ=os.environ,
                                     local=FileStatusSink(...), wall=clock.wall, log=logger.log)
     # run_job(plan, launcher, session.sink, ...): every lifecycle event, local + remote; after
     # cleanup, rollup and the lockfile, and BEFORE its final "cleanup" event:
@@ -36,8 +36,18 @@ from srt_runtime.reporting.status_sink import RemoteStatusSink
 from srt_runtime.reporting.stream import STOP_BUDGET, LogStreamer
 from srt_runtime.status import StatusSink
 from srt_schema.recipe import ReportingConfig
+from srt_schema.secrets import fill_secret_fields
 
-__all__ = ["FinishOutcome", "ReportingSession"]
+__all__ = ["FinishOutcome", "ReportingSession", "resolve_secret_markers"]
+
+
+def resolve_secret_markers(config: ReportingConfig | None) -> ReportingConfig | None:
+    """``config`` (a plan's ``reporting``) with each secret field that ``plan.json`` holds as a
+    marker unset, so its reader takes the variable the marker names (srt_schema.secrets)."""
+    if config is None:
+        return None
+    doc = fill_secret_fields({"reporting": msgspec.to_builtins(config)}, None)
+    return msgspec.convert(doc["reporting"], ReportingConfig)
 
 
 class FinishOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,7 +100,9 @@ class ReportingSession:
         status_timeout: float = 5.0,
         transport: httpx.BaseTransport | None = None,
     ) -> ReportingSession:
-        """Create the reporter and sink, and start streaming when configured."""
+        """Create the reporter and sink, and start streaming when configured; ``config`` is the
+        plan's ``reporting`` (secret markers are resolved from ``environ``)."""
+        config = resolve_secret_markers(config)
         status = config.status if config is not None else None
         reporter = StatusReporter.from_config(
             status,

@@ -15,8 +15,6 @@ from srt_planner.plan import JobPlan
 from srt_runtime.reporting._common import iso_utc
 from srt_runtime.reporting.status import JobStage, JobStatus, JobUpdate, StatusReporter
 from srt_runtime.status import Stage, StatusSink, StatusValue
-from srt_schema.recipe import Recipe
-from srt_schema.roles import engine_type, serving_engine
 
 __all__ = ["STAGE_MAP", "RemoteStatusSink", "build_job_update", "build_started_metadata"]
 
@@ -40,39 +38,38 @@ STAGE_MAP: Mapping[Stage, tuple[JobStatus, JobStage, str]] = {
 
 
 def build_started_metadata(
-    recipe: Recipe,
     plan: JobPlan,
     *,
     log_dir: str,
-    cluster: str | None,
     affinity_cpus: int | None = None,
     cpu_warning: str | None = None,
 ) -> dict[str, Any]:
     """The ``metadata`` of the first (``starting``) update, docs/telemetry-and-bench.md#status-api
-    (pure; nulls left out)."""
-    workers = {
-        f"{role}_workers": config.workers
-        for role, config in sorted(recipe.roles.items())
-        if role in ("prefill", "decode", "agg")
-    }
+    (pure; nulls left out). Everything comes from the plan (its ``summary`` and ``cluster``)."""
+    summary = plan.summary
     resources: dict[str, Any] = {
-        "gpu_type": recipe.resources.gpu_type,
-        "gpus_per_node": recipe.resources.gpus_per_node,
-        **workers,
+        "gpu_type": summary.gpu_type if summary is not None else None,
+        "gpus_per_node": summary.gpus_per_node if summary is not None else None,
+        **(summary.workers if summary is not None else {}),
         "cpu_allocation": affinity_cpus,
         "cpu_check": None if affinity_cpus is None else ("warning" if cpu_warning else "ok"),
     }
     doc: dict[str, Any] = {
-        "model": {"path": recipe.model.path, "precision": recipe.model.precision},
-        "resources": {k: v for k, v in resources.items() if v is not None},
-        "benchmark": {"type": recipe.benchmark.type},
-        "backend_type": engine_type(serving_engine(recipe)),
-        "frontend_type": recipe.frontend.type,
         "head_node": plan.node_roles.head,
         "log_dir": log_dir,
         "job_name": plan.job_name,
-        "cluster": cluster,
+        "cluster": plan.cluster,
     }
+    if summary is not None:
+        doc = {
+            "model": {"path": summary.model_path, "precision": summary.precision},
+            "resources": {},
+            "benchmark": {"type": summary.benchmark_type},
+            "backend_type": summary.backend_type,
+            "frontend_type": summary.frontend_type,
+            **doc,
+        }
+    doc["resources"] = {k: v for k, v in resources.items() if v is not None}
     return {k: v for k, v in doc.items() if v is not None}
 
 
