@@ -3,6 +3,10 @@
 The planner's golden plans (kept current by srt-planner's golden test) are the emitted configs:
 each ``bench.json`` must decode and build in srt-bench, each ``tachometer_config.json`` in
 srt-telemetry. A consumer that tightens its struct, or a planner that adds a field, fails here.
+
+Also the files and bodies that cross packages at run time: ``benchmark-rollup.json`` (srt-bench
+writes srt_schema.rollup's structs; status and the dashboard's subset decode them) and the status
+API bodies (the runtime's JobCreate / JobUpdate, decoded by the collector as the same structs).
 """
 
 from __future__ import annotations
@@ -189,3 +193,38 @@ def test_status_reads_the_rollup_with_the_structs_and_names_a_bad_file(tmp_path:
     assert str(exc.value) == (
         f"{bad}: cannot be read: Object missing required field `model` - at `$.config`"
     )
+
+
+# --- the status API: the runtime's bodies are the collector's, decoded with the same structs ----
+
+
+def test_every_status_body_the_runtime_sends_decodes_in_the_collector() -> None:
+    import msgspec
+
+    from srt_cli.collector.protocol import parse_create, parse_update
+    from srt_runtime.reporting.status import JobCreate, JobUpdate
+
+    create = JobCreate(
+        job_id="4242", job_name="n", submitted_at="2026-11-29T15:00:00Z", metadata={"a": 1}
+    )
+    assert msgspec.structs.asdict(parse_create(msgspec.json.encode(create))) == (
+        msgspec.structs.asdict(create)
+    )
+    full = JobUpdate(
+        status="completed",
+        updated_at="2026-11-29T15:00:01Z",
+        stage="cleanup",
+        message="done",
+        started_at="2026-11-29T15:00:00Z",
+        completed_at="2026-11-29T15:00:01Z",
+        exit_code=0,
+        logs_url="s3://b/k",
+        metadata={"cluster": "c"},
+    )
+    for update in (full, JobUpdate(status="starting", updated_at="2026-11-29T15:00:00Z")):
+        got = msgspec.structs.asdict(parse_update(msgspec.json.encode(update)))
+        assert got == {
+            **msgspec.structs.asdict(update),
+            "artifacts": None,
+            "benchmark_results": None,
+        }

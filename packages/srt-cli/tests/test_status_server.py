@@ -303,19 +303,19 @@ def test_unknown_routes_and_methods(client: httpx.Client) -> None:
     [
         (
             {"status": "running", "updated_at": T1},
-            "$.status: 'running' is not allowed; one of submitted, starting, workers, frontend, "
-            "benchmark, completed, failed, timeout",
+            "Invalid enum value 'running' - at `$.status`; one of submitted, starting, workers, "
+            "frontend, benchmark, completed, failed, timeout",
         ),
         (
             {"status": "workers", "stage": "serving", "updated_at": T1},
-            "$.stage: 'serving' is not allowed; one of starting, head_infrastructure, preflight, "
-            "workers, frontend, benchmark, cleanup",
+            "Invalid enum value 'serving' - at `$.stage`; one of starting, head_infrastructure, "
+            "preflight, workers, frontend, benchmark, cleanup",
         ),
-        ({"status": "workers"}, "$.updated_at: required field is missing"),
+        ({"status": "workers"}, "Object missing required field `updated_at`"),
         (
             {"status": "workers", "updated_at": T1, "colour": "red"},
-            "$.colour: unknown field; allowed: status, updated_at, stage, message, started_at, "
-            "completed_at, exit_code, logs_url, metadata, artifacts, benchmark_results",
+            "Object contains unknown field `colour`; allowed: status, updated_at, stage, message, "
+            "started_at, completed_at, exit_code, logs_url, metadata, artifacts, benchmark_results",
         ),
         (
             {"status": "workers", "updated_at": "yesterday"},
@@ -329,11 +329,15 @@ def test_unknown_routes_and_methods(client: httpx.Client) -> None:
         ),
         (
             {"status": "completed", "updated_at": T1, "exit_code": "0"},
-            '$.exit_code: expected an integer, got "0"',
+            "Expected `int | null`, got `str` - at `$.exit_code`",
+        ),
+        (
+            {"status": "completed", "updated_at": T1, "exit_code": 2**63},
+            "$.exit_code: 9223372036854775808 is not a 64-bit integer",
         ),
         (
             {"status": "completed", "updated_at": T1, "metadata": [1]},
-            "$.metadata: expected a JSON object, got [1]",
+            "Expected `object | null`, got `array` - at `$.metadata`",
         ),
         ([1, 2], "the body is a JSON list, not an object"),
     ],
@@ -349,7 +353,7 @@ def test_post_validation_is_422(client: httpx.Client) -> None:
     assert not_json.status_code == 422
     assert not_json.json()["detail"].startswith("the body is not JSON: ")
     no_name = client.post("/api/jobs", json={"job_id": "1", "submitted_at": T0})
-    assert no_name.json() == {"detail": "$.job_name: required field is missing"}
+    assert no_name.json() == {"detail": "Object missing required field `job_name`"}
     bad_id = client.post("/api/jobs", json={"job_id": "../x", "job_name": "n", "submitted_at": T0})
     assert (bad_id.status_code, bad_id.json()) == (
         422,

@@ -6,6 +6,12 @@ upload ``file`` that would leave its folder) whose detail names the field, the b
 most :data:`SHOWN_CHARS` characters of it) and what is allowed. Unknown body fields and query
 parameters are refused, not ignored: a typo must not be silently dropped.
 
+The job bodies are the runtime's own msgspec structs (srt_runtime.reporting.status): a create is
+decoded as :class:`CreateRequest` (``JobCreate``, refusing unknown fields), an update as
+:class:`UpdateRequest` (``JobUpdate`` plus the collector-only ``artifacts`` and
+``benchmark_results``). Only what a type cannot say is checked here by hand: the job id's
+alphabet, times with a time zone, and ``exit_code`` within SQLite's 64-bit integers.
+
 Hostile input is refused here, never left to crash a layer below: a body must be strict UTF-8
 JSON, at most :data:`MAX_DEPTH` containers deep (SQLite and the merge of ``metadata`` recurse),
 with finite numbers and no lone surrogates (SQLite cannot store them); an upload ``file`` is at
@@ -23,11 +29,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Final, get_args
+from typing import Any, Final, TypeVar, get_args
 from urllib.parse import parse_qs
 
+import msgspec
+
 from srt_cli.collector.errors import ApiError
-from srt_runtime.reporting.status import JobStage, JobStatus
+from srt_runtime.reporting.status import JobCreate, JobStage, JobStatus, JobUpdate
 
 __all__ = [
     "JOB_STAGES",
@@ -91,31 +99,16 @@ _MAX_DIGITS = 19
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-@dataclass(frozen=True, kw_only=True)
-class CreateRequest:
-    """``POST /api/jobs``: the submit record."""
-
-    job_id: str
-    job_name: str
-    submitted_at: str
-    cluster: str | None = None
-    recipe: str | None = None
-    metadata: dict[str, Any] | None = None
+class CreateRequest(JobCreate, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``POST /api/jobs``: the runtime's submit record, unknown fields refused."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class UpdateRequest:
-    """``PUT /api/jobs/{id}``: one lifecycle event; None means "not sent"."""
+class UpdateRequest(
+    JobUpdate, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True
+):
+    """``PUT /api/jobs/{id}``: the runtime's lifecycle event plus what other clients may attach
+    (the collector's superset); None means "not sent"."""
 
-    status: str
-    updated_at: str
-    stage: str | None = None
-    message: str | None = None
-    started_at: str | None = None
-    completed_at: str | None = None
-    exit_code: int | None = None
-    logs_url: str | None = None
-    metadata: dict[str, Any] | None = None
     artifacts: dict[str, Any] | None = None
     benchmark_results: dict[str, Any] | list[Any] | None = None
 
@@ -156,11 +149,6 @@ def shown(value: str, limit: int = SHOWN_CHARS) -> str:
     if len(value) <= limit:
         return repr(value)
     return f"{value[:limit]!r}... ({len(value)} characters)"
-
-
-def _shown_json(value: object) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
 
 
 def _invalid(detail: str) -> ApiError:
@@ -256,29 +244,35 @@ def _check_plain(doc: dict[str, Any]) -> None:
             raise _invalid(f"{_where(trail)}: {value} is not a JSON number; send finite numbers")
 
 
-def _check_fields(
-    doc: Mapping[str, Any], allowed: tuple[str, ...], required: tuple[str, ...]
-) -> None:
-    unknown = sorted(set(doc) - set(allowed))
-    if unknown:
-        name = unknown[0] if len(unknown[0]) <= 80 else f"{unknown[0][:80]}..."
-        raise _invalid(f"$.{name}: unknown field; allowed: {', '.join(allowed)}")
-    for name in required:
-        if doc.get(name) is None:
-            raise _invalid(f"$.{name}: required field is missing")
+#: What a body field may be, where a type's own message would not say (Literal fields).
+_ALLOWED: Final[Mapping[str, tuple[str, ...]]] = {"$.status": JOB_STATUSES, "$.stage": JOB_STAGES}
+_Body = TypeVar("_Body", CreateRequest, UpdateRequest)
+_AT = re.compile(r" - at `(\$[^`]*)`$")
 
 
-def _text(doc: Mapping[str, Any], name: str) -> str | None:
-    value = doc.get(name)
-    if value is None or isinstance(value, str):
-        return value
-    raise _invalid(f"$.{name}: expected a string, got {_shown_json(value)}")
+def _cut(text: str, limit: int = SHOWN_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-def _time(doc: Mapping[str, Any], name: str) -> str | None:
-    value = _text(doc, name)
+def _decode(doc: dict[str, Any], kind: type[_Body]) -> _Body:
+    """``doc`` (already checked by :func:`_object`) as ``kind``; a 422 names the ``$.path``, the
+    problem and, for an unknown field or a value outside a vocabulary, what is allowed."""
+    try:
+        return msgspec.convert(doc, type=kind, strict=True)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        at = _AT.search(message)
+        if message.startswith("Object contains unknown field"):
+            names = ", ".join(f.name for f in msgspec.structs.fields(kind))
+            raise _invalid(f"{_cut(message, 120)}; allowed: {names}") from exc
+        if at is not None and at.group(1) in _ALLOWED:
+            raise _invalid(f"{_cut(message)}; {_one_of(_ALLOWED[at.group(1)])}") from exc
+        raise _invalid(_cut(message)) from exc
+
+
+def _check_time(name: str, value: str | None) -> None:
     if value is None:
-        return None
+        return
     try:
         stamp = dt.datetime.fromisoformat(value)
     except ValueError:
@@ -288,87 +282,27 @@ def _time(doc: Mapping[str, Any], name: str) -> str | None:
             f"$.{name}: {shown(value)} is not an ISO-8601 time with a time zone "
             "(e.g. 2026-11-29T15:12:09Z)"
         )
-    return value
-
-
-def _choice(doc: Mapping[str, Any], name: str, values: tuple[str, ...]) -> str | None:
-    value = _text(doc, name)
-    if value is not None and value not in values:
-        raise _invalid(f"$.{name}: {shown(value)} is not allowed; {_one_of(values)}")
-    return value
-
-
-def _mapping(doc: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    value = doc.get(name)
-    if value is None or isinstance(value, dict):
-        return value
-    raise _invalid(f"$.{name}: expected a JSON object, got {_shown_json(value)}")
 
 
 def parse_create(body: bytes) -> CreateRequest:
     """The body of ``POST /api/jobs`` (srt_runtime.reporting.status.JobCreate)."""
-    doc = _object(body)
-    fields = ("job_id", "job_name", "submitted_at", "cluster", "recipe", "metadata")
-    _check_fields(doc, fields, ("job_id", "job_name", "submitted_at"))
-    job_id = _text(doc, "job_id")
-    assert job_id is not None  # required above
-    name, submitted = _text(doc, "job_name"), _time(doc, "submitted_at")
-    assert name is not None and submitted is not None
-    return CreateRequest(
-        job_id=parse_job_id(job_id, "$.job_id:"),
-        job_name=name,
-        submitted_at=submitted,
-        cluster=_text(doc, "cluster"),
-        recipe=_text(doc, "recipe"),
-        metadata=_mapping(doc, "metadata"),
-    )
+    request = _decode(_object(body), CreateRequest)
+    parse_job_id(request.job_id, "$.job_id:")
+    _check_time("submitted_at", request.submitted_at)
+    return request
 
 
 def parse_update(body: bytes) -> UpdateRequest:
     """The body of ``PUT /api/jobs/{id}`` (srt_runtime.reporting.status.JobUpdate, plus the
     collector-only ``artifacts`` and ``benchmark_results``)."""
-    doc = _object(body)
-    fields = (
-        "status",
-        "updated_at",
-        "stage",
-        "message",
-        "started_at",
-        "completed_at",
-        "exit_code",
-        "logs_url",
-        "metadata",
-        "artifacts",
-        "benchmark_results",
-    )
-    _check_fields(doc, fields, ("status", "updated_at"))
-    status, updated = _choice(doc, "status", JOB_STATUSES), _time(doc, "updated_at")
-    assert status is not None and updated is not None
-    exit_code = doc.get("exit_code")
-    if exit_code is not None and (
-        isinstance(exit_code, bool)
-        or not isinstance(exit_code, int)
-        or not -_INT64 <= exit_code < _INT64
-    ):
-        raise _invalid(f"$.exit_code: expected an integer, got {_shown_json(exit_code)}")
-    results = doc.get("benchmark_results")
-    if results is not None and not isinstance(results, dict | list):
-        raise _invalid(
-            f"$.benchmark_results: expected a JSON object or array, got {_shown_json(results)}"
-        )
-    return UpdateRequest(
-        status=status,
-        updated_at=updated,
-        stage=_choice(doc, "stage", JOB_STAGES),
-        message=_text(doc, "message"),
-        started_at=_time(doc, "started_at"),
-        completed_at=_time(doc, "completed_at"),
-        exit_code=exit_code,
-        logs_url=_text(doc, "logs_url"),
-        metadata=_mapping(doc, "metadata"),
-        artifacts=_mapping(doc, "artifacts"),
-        benchmark_results=results,
-    )
+    request = _decode(_object(body), UpdateRequest)
+    _check_time("updated_at", request.updated_at)
+    _check_time("started_at", request.started_at)
+    _check_time("completed_at", request.completed_at)
+    code = request.exit_code
+    if code is not None and not -_INT64 <= code < _INT64:
+        raise _invalid(f"$.exit_code: {_cut(str(code), 40)} is not a 64-bit integer")
+    return request
 
 
 def _params(query: str, allowed: tuple[str, ...]) -> dict[str, str]:
