@@ -1,7 +1,8 @@
 """The ``srtctl`` click group: commands are imported only when they run (fast ``--help``).
 
 Every command lives in ``srt_cli.commands.<name>``; this module imports only click and the tiny
-``srt_cli`` helpers. Shell completion is click's: ``eval "$(_SRTCTL_COMPLETE=bash_source srtctl)"``.
+``srt_cli`` helpers (``srt_cli.environment``, the edge, only when a command runs). Shell
+completion is click's: ``eval "$(_SRTCTL_COMPLETE=bash_source srtctl)"``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import importlib
 
 import click
 
-from srt_cli.environment import Edge, read_edge
 from srt_cli.errors import InternalError
 from srt_cli.version import version_line
 
@@ -46,6 +46,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def _debug(ctx: click.Context) -> bool:
     """SRTCTL_DEBUG=1: an internal error shows its traceback instead of the one-line report."""
+    from srt_cli.environment import Edge  # only when an error is being reported
+
     edge = ctx.obj
     return isinstance(edge, Edge) and bool(edge.environ.get("SRTCTL_DEBUG"))
 
@@ -131,6 +133,8 @@ def cli(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:  # `srtctl` alone: the help, and success
         click.echo(ctx.get_help())
         ctx.exit(0)
+    from srt_cli.environment import read_edge  # pathlib and friends: not for `srtctl --help`
+
     ctx.obj = read_edge()
 
 
