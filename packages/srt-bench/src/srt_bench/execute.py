@@ -27,15 +27,12 @@ from srt_bench.rollup import (
 )
 from srt_bench.sa_bench import run_sa_bench
 from srt_schema.rollup import Rollup, RollupConfig
+from srt_schema.timestamps import iso_micros_z
 
-__all__ = ["rollup_timestamp", "run_plan", "write_sa_bench_rollup"]
+__all__ = ["run_plan", "write_sa_bench_rollup"]
 
 Log = Callable[[str], None]
 EXIT_NOT_FOUND = 127
-
-
-def rollup_timestamp(now: dt.datetime) -> str:
-    return now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _gpus(config: BenchRunConfig) -> GpuCounts:
@@ -64,7 +61,7 @@ def write_sa_bench_rollup(config: BenchRunConfig, out_dir: Path, now: dt.datetim
         results,
         isl=None if custom else b.isl,
         osl=None if custom else b.osl,
-        timestamp=rollup_timestamp(now),
+        timestamp=iso_micros_z(now),
     )
     return _write_with_csv(config, out_dir, rollup)
 
@@ -96,7 +93,7 @@ def _fold(
                 return None
             embedded = Rollup(
                 benchmark_type=plan.benchmark_type,
-                timestamp=rollup_timestamp(now),
+                timestamp=iso_micros_z(now),
                 config=plan.rollup_config or RollupConfig(model=None, isl=None, osl=None),
                 data=_read_json(export),
             )
@@ -111,7 +108,7 @@ def _fold(
                 return None
             rollup = Rollup(
                 benchmark_type=plan.benchmark_type,
-                timestamp=rollup_timestamp(now),
+                timestamp=iso_micros_z(now),
                 config=RollupConfig(
                     model=config.model_name, isl=config.benchmark.isl, osl=config.benchmark.osl
                 ),

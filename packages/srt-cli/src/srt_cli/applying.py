@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from srt_cli.errors import CliUsageError, SlurmError, translated
 from srt_cli.inputs import Source
 from srt_cli.safepaths import check_inside, writing
+from srt_schema.timestamps import iso_seconds_z
 
 if TYPE_CHECKING:
     from srt_cli.pinning import Pin
@@ -172,7 +173,7 @@ class Applier:
             config=config,
             job_id=job_id,
             job_name=planned.request.job_name,
-            generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            generated_at=iso_seconds_z(now),
             cluster=self.session.cluster.config,
             cluster_path=str(self.session.cluster.path) if self.session.cluster.path else None,
             pins=[p.render() for p in pins],
@@ -241,7 +242,7 @@ class Applier:
         payload = JobCreate(
             job_id=job_id,
             job_name=planned.request.job_name,
-            submitted_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            submitted_at=iso_seconds_z(now),
             cluster=self.session.effective.cluster,
             recipe=planned.job.label,
             metadata=meta,

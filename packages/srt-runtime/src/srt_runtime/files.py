@@ -1,11 +1,10 @@
-"""Small file helpers shared by the writers (atomic replace, UTC timestamps)."""
+"""Small file helpers shared by the writers (atomic replace). Timestamps: srt_schema.timestamps."""
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
-__all__ = ["iso_utc", "write_atomic"]
+__all__ = ["write_atomic"]
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -14,8 +13,3 @@ def write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
-
-
-def iso_utc(seconds: float) -> str:
-    """Epoch seconds as an ISO 8601 UTC timestamp with milliseconds."""
-    return dt.datetime.fromtimestamp(seconds, tz=dt.UTC).isoformat(timespec="milliseconds")

@@ -23,7 +23,6 @@ from srt_runtime.cleanup import stop_all
 from srt_runtime.clock import Clock
 from srt_runtime.diagnosis import TAIL_LINES, Failure, read_tail, render_diagnosis
 from srt_runtime.errors import AbortError, LaunchError, StageError
-from srt_runtime.files import iso_utc
 from srt_runtime.launch import Launcher
 from srt_runtime.lockfile import update_lockfile
 from srt_runtime.stages import (
@@ -41,6 +40,7 @@ from srt_runtime.stages import (
 from srt_runtime.status import Stage, StatusSink, StatusValue
 from srt_runtime.supervisor import Supervisor
 from srt_runtime.teardown import arm_teardown, run_teardown
+from srt_schema.timestamps import iso_millis_offset
 
 __all__ = ["RunResult", "run_job"]
 
@@ -176,7 +176,9 @@ def run_job(
     )
     sink = _StageTracker(sink)
     sink.emit("starting", "running", f"Job started on {plan.node_roles.head}")
-    update_lockfile(job_dir, job_id=plan.job_id, status="running", started_at=iso_utc(clock.wall()))
+    update_lockfile(
+        job_dir, job_id=plan.job_id, status="running", started_at=iso_millis_offset(clock.wall())
+    )
     code = 1
     armed = bool(group_phase(plan, "host_setup")) or bool(plan.teardown)
     guards = arm_teardown(sup) if armed else {}
@@ -226,7 +228,7 @@ def run_job(
         job_id=plan.job_id,
         exit_code=code,
         status=status,
-        finished_at=iso_utc(clock.wall()),
+        finished_at=iso_millis_offset(clock.wall()),
         worker_restarts=sup.restarts.to_builtins(),
     )
     if before_final is not None:

@@ -18,7 +18,8 @@ import msgspec
 
 from srt_planner.plan import ProcessKind
 from srt_runtime.clock import Clock
-from srt_runtime.files import iso_utc, write_atomic
+from srt_runtime.files import write_atomic
+from srt_schema.timestamps import iso_millis_offset
 
 __all__ = [
     "BenchmarkProgress",
@@ -147,7 +148,7 @@ class EventLog:
         self._lock = threading.Lock()
 
     def now(self) -> str:
-        return iso_utc(self._clock.wall())
+        return iso_millis_offset(self._clock.wall())
 
     def append(self, event: RunEvent) -> None:
         line = msgspec.json.encode(event) + b"\n"
@@ -228,7 +229,7 @@ class FileStatusSink:
             stage=stage,
             message=message,
             exit_code=exit_code,
-            at=iso_utc(self._clock.wall()),
+            at=iso_millis_offset(self._clock.wall()),
             pid=self._pid,
         )
         self.events.append(event)

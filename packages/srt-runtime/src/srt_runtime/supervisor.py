@@ -20,7 +20,6 @@ from srt_runtime.clock import Clock
 from srt_runtime.diagnosis import Failure
 from srt_runtime.errors import AbortError, LaunchError
 from srt_runtime.events import EventQueue, FatalLine, ProcessExited, watch_exit
-from srt_runtime.files import iso_utc
 from srt_runtime.launch import Launcher, resolve_log_path
 from srt_runtime.logscan import LogScanner, LogTailer
 from srt_runtime.ports import check_port_owner
@@ -28,6 +27,7 @@ from srt_runtime.probe_check import check_probe
 from srt_runtime.process import Endpoint, Proc, is_oneshot
 from srt_runtime.restart import RestartBook, RestartEvent, backoff_for, decide
 from srt_runtime.status import EventLog, ProcessWhat
+from srt_schema.timestamps import iso_millis_offset
 
 __all__ = ["Supervisor"]
 
@@ -275,7 +275,7 @@ class Supervisor:
             node=proc.node,
             attempt=ep.restarts + 1,
             exit_code=code,
-            exited_at=iso_utc(self.clock.wall() - (self.clock.monotonic() - at)),
+            exited_at=iso_millis_offset(self.clock.wall() - (self.clock.monotonic() - at)),
             outcome="scheduled",
             crash_log=str(proc.log_path),
             reason=line,
@@ -356,7 +356,7 @@ class Supervisor:
                     )
                 continue
             if ep.pending is not None:
-                self.restarts.relaunched(ep.pending, iso_utc(self.clock.wall()))
+                self.restarts.relaunched(ep.pending, iso_millis_offset(self.clock.wall()))
             probe = ep.specs[0].readiness
             if probe is not None:
                 ep.relaunched_at = now
@@ -379,7 +379,7 @@ class Supervisor:
                 ep.ready_deadline = None
                 self.record("ready", leader)
                 if ep.pending is not None:
-                    ep.pending.ready_at = iso_utc(self.clock.wall())
+                    ep.pending.ready_at = iso_millis_offset(self.clock.wall())
                     ep.pending.ready_seconds = round(now - ep.relaunched_at, 3)
                     self.restarts.write()
                 self.log.info(

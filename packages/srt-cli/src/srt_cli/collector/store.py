@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from srt_cli.collector.errors import CollectorStartError
 from srt_cli.collector.protocol import CreateRequest, ListQuery, UpdateRequest
+from srt_schema.timestamps import iso_millis_z
 
 __all__ = ["SCHEMA_VERSION", "StatusStore", "stamp"]
 
@@ -98,9 +99,8 @@ _EVENT = ("id", "job_id", "status", "stage", "message", "created_at")
 
 
 def stamp(seconds: float) -> str:
-    """Epoch seconds as ISO 8601 UTC, milliseconds and ``Z``."""
-    moment = dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Epoch seconds as the collector's record time (milliseconds, ``Z``)."""
+    return iso_millis_z(seconds)
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any], *, extra_wins: bool) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import click
 
 from srt_cli.environment import Edge
 from srt_cli.errors import EXIT_SLURM, CliError
+from srt_schema.timestamps import iso_seconds_z
 
 DEFAULT_DB = "~/.local/state/srtctl/status.db"
 
@@ -48,7 +49,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 
 def _log_line(line: str) -> None:
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = iso_seconds_z(dt.datetime.now(dt.UTC))
     click.echo(f"{now} {line}", err=True)
 
 

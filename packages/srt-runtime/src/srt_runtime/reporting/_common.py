@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -14,7 +13,6 @@ __all__ = [
     "OnceLog",
     "bearer_headers",
     "endpoint_problem",
-    "iso_utc",
     "merge_endpoints",
     "null_log",
     "run_bounded",
@@ -78,12 +76,6 @@ def token_from(environ: Mapping[str, str], token_env: str | None) -> str | None:
     """The bearer token held by the variable named ``token_env`` (default SRTCTL_STATUS_TOKEN)."""
     value = environ.get(token_env or DEFAULT_TOKEN_ENV, "")
     return value or None
-
-
-def iso_utc(seconds: float) -> str:
-    """Epoch seconds as ISO 8601 UTC with a ``Z`` suffix (second precision)."""
-    stamp = dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class OnceLog:

@@ -26,6 +26,7 @@ import msgspec
 from srt_runtime.reporting._common import LogFn, null_log, run_bounded
 from srt_runtime.reporting.related_prs import DEFAULT_GITHUB_API, PullRequest, read_related_prs
 from srt_schema.recipe import AIAnalysisConfig
+from srt_schema.timestamps import iso_seconds_z
 
 __all__ = [
     "ANALYSIS_TIMEOUT",
@@ -223,7 +224,7 @@ def run_ai_analysis(
     journal = log_dir / LOG_FILE
 
     def _note(level: int, message: str) -> None:
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = iso_seconds_z(dt.datetime.now(dt.UTC))
         with journal.open("a") as handle:
             handle.write(f"{stamp} {logging.getLevelName(level)} {message}\n")
         log(level, message)

@@ -213,6 +213,8 @@ def capture_fingerprint(
     affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     return {
         "hostname": socket.gethostname(),
+        # srt_schema.timestamps.iso_seconds_z's format, written out: this module also runs as a
+        # self-contained script (capture_script) that imports nothing of ours but secrets.
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
         "arch": platform.machine(),
         "os": platform.platform(),

@@ -37,6 +37,7 @@ from srt_runtime.reporting.archive import (
 )
 from srt_runtime.reporting.errors import ReportingConfigError
 from srt_schema.recipe import S3Config
+from srt_schema.timestamps import iso_seconds_z
 
 __all__ = [
     "DEFAULT_ARCHIVE",
@@ -181,7 +182,7 @@ class _Step:
         self._log = log
 
     def __call__(self, level: int, message: str) -> None:
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = iso_seconds_z(dt.datetime.now(dt.UTC))
         with self._path.open("a") as handle:
             handle.write(f"{stamp} {logging.getLevelName(level)} {message}\n")
         self._log(level, message)

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from srt_planner.plan import JobPlan
-from srt_runtime.reporting._common import iso_utc
 from srt_runtime.reporting.status import JobStage, JobStatus, JobUpdate, StatusReporter
 from srt_runtime.status import Stage, StatusSink, StatusValue
+from srt_schema.timestamps import iso_seconds_z
 
 __all__ = ["STAGE_MAP", "RemoteStatusSink", "build_job_update", "build_started_metadata"]
 
@@ -92,7 +92,7 @@ def build_job_update(
     stays ``failed`` while it cleans up).
     """
     api_status, api_stage, default = STAGE_MAP[stage]
-    stamp = iso_utc(now)
+    stamp = iso_seconds_z(now)
     if stage == "cleanup" and status != "running":
         code = exit_code if exit_code is not None else (0 if status == "completed" else 1)
         final: JobStatus = "completed" if code == 0 else "failed"
@@ -173,7 +173,7 @@ class RemoteStatusSink:
                 status=self._current or "benchmark",
                 stage="cleanup",
                 message="Artifacts uploaded",
-                updated_at=iso_utc(self._wall()),
+                updated_at=iso_seconds_z(self._wall()),
                 logs_url=logs_url,
             )
         )
