@@ -283,3 +283,21 @@ def test_every_planning_problem_is_shown_on_its_own_line(invoke: Invoke, data: P
         "the 2 node(s) x 4 GPUs of roles.decode.nodes; raise roles.decode.nodes or lower "
         "roles.decode.workers / .gpus\n"
     )
+
+
+def test_validate_json_lists_every_planning_problem_with_its_path(
+    invoke: Invoke, data: Path
+) -> None:
+    recipe = str(data / "het-disagg.yaml")
+    sets = ("--set", "roles.prefill.gpus=8", "--set", "roles.decode.gpus=16")
+    result = invoke("validate", "-f", recipe, "--json", *sets)
+    assert result.exit_code == 3
+    (line,) = [json.loads(text) for text in result.stdout.splitlines()]
+    assert [(e["file"], e["path"]) for e in line["errors"]] == [
+        (recipe, "$.roles.prefill"),
+        (recipe, "$.roles.decode"),
+    ]
+    assert line["errors"][1]["message"] == (
+        "decode does not fit: 1 worker(s) x 16 GPU(s) need more than the 2 node(s) x 4 GPUs "
+        "of roles.decode.nodes; raise roles.decode.nodes or lower roles.decode.workers / .gpus"
+    )

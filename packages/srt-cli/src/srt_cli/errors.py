@@ -151,7 +151,16 @@ def _map(exc: Exception, where: str | None) -> CliError | None:
         if isinstance(exc, PlanningProblemsError):
             # One line per problem, each naming the file, as load errors are shown.
             lines = [f"{where}: {p}" if where else p for p in exc.problems]
-            return PlanFailedError("\n".join(lines))
+            issues = tuple(_planning_issue(where, p) for p in exc.problems)
+            return PlanFailedError("\n".join(lines), issues=issues)
         if isinstance(exc, PlannerError):
             return PlanFailedError(f"{where}: {exc}" if where else str(exc))
     return None
+
+
+def _planning_issue(where: str | None, problem: str) -> dict[str, str]:
+    """``{"file", "path", "message"}`` of one planning problem (``$.x.y: message``)."""
+    path, sep, message = problem.partition(": ")
+    if not (sep and path.startswith("$")):
+        path, message = "$", problem
+    return {"file": where or "", "path": path, "message": message}
