@@ -81,7 +81,7 @@ def _trial(mode: str) -> tuple[float, float, float]:
         log_dir = job_dir / "logs"
         log_dir.mkdir(parents=True)
         plan, clock = _plan(), SystemClock()
-        launcher = LocalLauncher(log_dir, nodes=plan.nodes)
+        launcher = LocalLauncher(log_dir)
         sup = Supervisor(plan, launcher, log_dir=log_dir, clock=clock)
         sink = FileStatusSink(job_dir, plan.job_id, clock)
         result: list[RunResult] = []

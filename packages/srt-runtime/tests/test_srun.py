@@ -103,9 +103,7 @@ def test_steps_and_scancel() -> None:
 
 def test_a_step_is_started_and_signalled_through_scancel(tmp_path: Path, trace: Path) -> None:
     runner = RecordingRunner({"squeue": (0, "77.4 agg_0\n"), "scancel": (0, "")})
-    launcher = SrunLauncher(
-        tmp_path, job_id="77", nodes=("node-01",), srun=str(FAKES / "fake_srun.py"), runner=runner
-    )
+    launcher = SrunLauncher(tmp_path, job_id="77", srun=str(FAKES / "fake_srun.py"), runner=runner)
     handle = launcher.start(spec("agg_0", fake("trace", trace, "on-term", "say", "up", "forever")))
     wait_for_text(tmp_path / "agg_0.out", "up\n")
     handle.signal(signal.SIGTERM)
@@ -130,9 +128,7 @@ def test_a_failing_scancel_does_not_abort_the_step_through_its_srun_client(
     # Slurm 22.05, multi-node job: scancel exits 1 ("Invalid job id specified" from the nodes
     # without the step) although the step was signalled; SIGTERM to srun would SIGKILL the step.
     runner = RecordingRunner({"squeue": (0, "77.4 agg_0\n"), "scancel": (1, "")})
-    launcher = SrunLauncher(
-        tmp_path, job_id="77", nodes=("node-01",), srun=str(FAKES / "fake_srun.py"), runner=runner
-    )
+    launcher = SrunLauncher(tmp_path, job_id="77", srun=str(FAKES / "fake_srun.py"), runner=runner)
     handle = launcher.start(spec("agg_0", fake("trace", trace, "on-term", "say", "up", "forever")))
     wait_for_text(tmp_path / "agg_0.out", "up\n")
     handle.signal(signal.SIGTERM)
@@ -147,7 +143,6 @@ def test_without_scancel_the_srun_client_is_signalled(tmp_path: Path, trace: Pat
     launcher = SrunLauncher(
         tmp_path,
         job_id="77",
-        nodes=("node-01",),
         srun=str(FAKES / "fake_srun.py"),
         runner=RecordingRunner({}),
     )
@@ -162,7 +157,6 @@ def test_container_runtime_none_puts_the_interpreter_first_on_path(tmp_path: Pat
     launcher = SrunLauncher(
         tmp_path,
         job_id="77",
-        nodes=("node-01",),
         srun=str(FAKES / "fake_srun.py"),
         runner=RecordingRunner({}),
         base_env={"PATH": "/usr/bin:/bin"},

@@ -2,7 +2,7 @@
 
     from srt_runtime import FileStatusSink, LocalLauncher, SystemClock, read_plan, run_job
     plan, clock = read_plan(job_dir / "plan.json"), SystemClock()
-    result = run_job(plan, LocalLauncher(job_dir / "logs", nodes=plan.nodes),
+    result = run_job(plan, LocalLauncher(job_dir / "logs"),
                      FileStatusSink(job_dir, plan.job_id, clock), job_dir=job_dir, clock=clock)
 
 Logs go to the ``srt_runtime`` logger (``python -m srt_runtime`` sends them to stdout and the

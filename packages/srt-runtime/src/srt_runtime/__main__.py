@@ -92,13 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     launcher: Launcher
     watchdog: Watchdog | None = None
     if plan.launcher == "local":
-        local = LocalLauncher(log_dir, nodes=plan.nodes, claims=plan.processes)
+        local = LocalLauncher(log_dir, claims=plan.processes)
         # Kills every process of the job if this supervisor dies, SIGKILL included.
         watchdog = start_watchdog(local.record, local.token)
         launcher = local
     else:
         python = sys.executable if plan.container_runtime == "none" else None
-        launcher = SrunLauncher(log_dir, job_id=plan.job_id, nodes=plan.nodes, python=python)
+        launcher = SrunLauncher(log_dir, job_id=plan.job_id, python=python)
     events = EventLog(job_dir, plan.job_id, clock)
     sup = Supervisor(plan, launcher, log_dir=log_dir, clock=clock, logger=logger, events=events)
 

@@ -150,14 +150,11 @@ class LocalLauncher:
         self,
         log_dir: Path,
         *,
-        nodes: tuple[str, ...] = ("localhost",),
         python: str = sys.executable,
         base_env: Mapping[str, str] | None = None,
         claims: Iterable[ProcessSpec] = (),
     ) -> None:
         self._log_dir = log_dir
-        # `nodes` is accepted, unused, until srt_runtime.__main__ stops passing it (issue 15).
-        del nodes
         self._python = python
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._claims: tuple[ProcessSpec, ...] | None = tuple(claims)

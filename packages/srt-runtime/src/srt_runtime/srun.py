@@ -138,7 +138,6 @@ class SrunLauncher:
         log_dir: Path,
         *,
         job_id: str,
-        nodes: tuple[str, ...],
         srun: str = "srun",
         runner: CommandRunner = run_command,
         base_env: Mapping[str, str] | None = None,
@@ -147,8 +146,6 @@ class SrunLauncher:
         self._log_dir = log_dir
         self._python = python
         self._job_id = job_id
-        # `nodes` is accepted, unused, until srt_runtime.__main__ stops passing it (issue 15).
-        del nodes
         self._srun = srun
         self._runner = runner
         self._base_env = dict(os.environ if base_env is None else base_env)

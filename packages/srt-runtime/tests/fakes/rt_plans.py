@@ -156,7 +156,7 @@ def execute(
     is called on every status event (tests use it to request a stop at a given stage)."""
     clock = clock or SystemClock()
     log_dir = job_dir / "logs"
-    launcher = LocalLauncher(log_dir, nodes=job_plan.nodes)
+    launcher = LocalLauncher(log_dir)
     # The supervisor's log goes to the sweep log (as under `python -m srt_runtime`), so scripted
     # processes can `await` a decision the supervisor logged before they go on.
     logger = logging.getLogger(f"srt_runtime.test.{uuid.uuid4().hex}")
