@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from srt_planner._recipe import Engine, is_mpi
+from srt_planner._recipe import Engine
 from srt_planner.engines.atom import build_atom
 from srt_planner.engines.base import EngineCommand, WorkerProcess, WorkerRequest
 from srt_planner.engines.mocker import build_mocker
@@ -21,7 +21,7 @@ from srt_schema.recipe import (
     VLLMBackend,
 )
 
-__all__ = ["EngineCommand", "WorkerProcess", "WorkerRequest", "build_engine_command", "is_mpi"]
+__all__ = ["EngineCommand", "WorkerProcess", "WorkerRequest", "build_engine_command"]
 
 
 def build_engine_command(engine: Engine, request: WorkerRequest) -> EngineCommand:
