@@ -5,6 +5,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from srt_bench.errors import BenchDatasetError
 from srt_bench.rollup import (
     CSV_COLUMNS,
     GpuCounts,
@@ -15,6 +16,7 @@ from srt_bench.rollup import (
     format_csv_number,
     nearest_rank,
     read_running_requests,
+    write_rollup,
 )
 
 
@@ -141,3 +143,14 @@ def test_aiperf_exports_map_to_the_same_schema() -> None:
     assert run.tpot_mean_ms == run.itl_mean_ms == 5.0  # TPOT := ITL, as the reference
     assert run.completed_requests == 100
     assert (run.total_input_tokens, run.total_output_tokens) == (12800, 6400)
+
+
+def test_a_rollup_its_readers_could_not_decode_is_not_written(tmp_path: Path) -> None:
+    rollup = build_sa_bench_rollup([_result(4, mean_ttft_ms="fast")], isl=1, osl=1, timestamp="t")
+    with pytest.raises(BenchDatasetError) as exc:
+        write_rollup(tmp_path, rollup, None)
+    assert str(exc.value) == (
+        f"{tmp_path / 'benchmark-rollup.json'}: not written, the results do not fit it: "
+        "Expected `float | null`, got `str` - at `$.runs[0].ttft_mean_ms`"
+    )
+    assert not (tmp_path / "benchmark-rollup.json").exists()

@@ -18,7 +18,14 @@ from typing import Any
 import msgspec
 
 from srt_bench.errors import BenchDatasetError
-from srt_schema.rollup import ROLLUP_FILE, Rollup, RollupConfig, RollupRun, encode_rollup
+from srt_schema.rollup import (
+    ROLLUP_FILE,
+    Rollup,
+    RollupConfig,
+    RollupRun,
+    decode_rollup,
+    encode_rollup,
+)
 
 __all__ = [
     "CSV_COLUMNS",
@@ -269,8 +276,15 @@ def read_sa_bench_results(log_dir: Path) -> list[dict[str, Any]]:
 
 
 def write_rollup(log_dir: Path, rollup: Rollup, csv_text: str | None) -> Path:
+    """Write the rollup (and its CSV); refuses one its readers could not decode (a client that
+    reported a metric as text), naming the field."""
     path = log_dir / ROLLUP_FILE
-    path.write_bytes(encode_rollup(rollup))
+    data = encode_rollup(rollup)
+    try:
+        decode_rollup(data)
+    except msgspec.ValidationError as exc:
+        raise BenchDatasetError(f"{path}: not written, the results do not fit it: {exc}") from exc
+    path.write_bytes(data)
     if csv_text is not None:
         (log_dir / "benchmark-rollup.csv").write_text(csv_text)
     return path

@@ -7,7 +7,7 @@ stage changes, process started / ready / exited / restarted, health passed, benc
 workers ready and the benchmark's progress come from these events, never from log prose),
 ``plan.json``
 (``srt_planner.plan.JobPlan``), ``logs/sweep_<job_id>.log`` (the supervisor's log),
-``logs/benchmark-rollup.json`` (srt_bench.rollup) and ``<job_id>.json`` (apply's metadata).
+``logs/benchmark-rollup.json`` (srt_schema.rollup) and ``<job_id>.json`` (apply's metadata).
 ``build_*`` functions are pure; ``read_*``, ``query_*`` and ``find_*`` do I/O. Nothing here prints.
 
 Why one module of ~450 lines: it is the one helper the job commands share, in three sections
