@@ -17,6 +17,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 FAKES = HERE / "fakes"
 sys.path.insert(0, str(FAKES))  # `rt_fakes` under --import-mode=importlib (unique module name)
+# The reporting fakes (collector, S3, AI servers) serve tests outside reporting/ too.
+sys.path.insert(0, str(HERE / "reporting" / "fakes"))
 
 MARKER = "SRT_RUNTIME_TEST_MARKER"
 _STRIP = ("SLURM_", "SRTCTL_", "AWS_", "RUN_EVAL", "EVAL_ONLY", "EVAL_CONC")
