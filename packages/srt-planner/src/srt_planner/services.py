@@ -84,6 +84,10 @@ def _uses_failover(ctx: PlanContext) -> bool:
     return any(_failover(ctx, role.name) is not None for role in resolve_roles(ctx.recipe))
 
 
+#: Kinds a job runs once, whatever the declared service is named.
+_ONE_PER_JOB = frozenset({"etcd", "nats", "lmcache-server"})
+
+
 def effective_services(ctx: PlanContext) -> tuple[tuple[ServiceConfig, str | None], ...]:
     """(service, implied_by) in launch order; implied ones first."""
     declared = {s.name: s for s in ctx.recipe.services}
@@ -105,9 +109,12 @@ def effective_services(ctx: PlanContext) -> tuple[tuple[ServiceConfig, str | Non
             (ServiceConfig(name="gms", type="gms", placement=per_worker), "engine.failover")
         )
     implied += implied_exporters(ctx)
+    # A declared service replaces the implied one of its name, or, for the one-per-job planes
+    # (etcd, NATS, the LMCache server), the implied one of its type: two would bind one port.
+    by_type = {s.type: s for s in reversed(ctx.recipe.services) if s.type in _ONE_PER_JOB}
     out: list[tuple[ServiceConfig, str | None]] = []
     for service, reason in implied:
-        replacement = declared.get(service.name)
+        replacement = declared.get(service.name) or by_type.get(service.type)
         out.append((replacement, None) if replacement is not None else (service, reason))
     names = {service.name for service, _ in out}
     out += [(s, None) for s in ctx.recipe.services if s.name not in names]
