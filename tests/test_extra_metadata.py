@@ -21,11 +21,16 @@ def test_extra_metadata_lands_in_every_row(tmp_path: Path) -> None:
     argv = [srtctl, "apply", "--local", "-f", "examples/quickstart.yaml", "-o", str(tmp_path)]
     argv += ["--set", "observability.tachometer.extra_metadata.sweep_tag=s1"]
     argv += ["--set", "observability.tachometer.extra_metadata.node=not-mine"]
-    argv += ["--set", "benchmark.concurrencies=[4]"]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     [job_dir] = [p for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith("local-")]
-    rows = pl.read_parquet(job_dir / "logs" / "tachometer" / "final.parquet")
+    logs = job_dir / "logs"
+    final = logs / "tachometer" / "final.parquet"
+    if not final.exists():
+        tails = [(logs / n) for n in ("tachometer.out", f"sweep_{job_dir.name}.log")]
+        shown = "\n".join(f"--- {t.name}\n{t.read_text()[-3000:]}" for t in tails if t.exists())
+        raise AssertionError(f"no {final}\n{shown}")
+    rows = pl.read_parquet(final)
     assert rows.height > 0
     assert rows["sweep_tag"].to_list() == ["s1"] * rows.height
     # srt's own column is not replaced by a recipe key of the same name.

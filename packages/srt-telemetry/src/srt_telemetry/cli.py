@@ -36,11 +36,14 @@ def _stop_on_signals() -> threading.Event:
 
 
 def _cmd_scrape(args: argparse.Namespace) -> int:
+    # Before the slow imports (polars): a stop that arrives while the scraper starts still ends
+    # with a published (possibly empty) final.parquet instead of a process killed mid-import.
+    stop = _stop_on_signals()
     from srt_telemetry.config import ScrapeConfig, read_config
     from srt_telemetry.scraper import run_scraper
 
     config = read_config(Path(args.config), ScrapeConfig)
-    stats = run_scraper(config, _stop_on_signals())
+    stats = run_scraper(config, stop)
     print(
         json.dumps(
             {
