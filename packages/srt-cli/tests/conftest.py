@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,7 @@ from srt_cli.main import cli
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # cli_testkit, under importlib mode
 
 from cli_testkit import DATA, Invoke
+from local_jobs import marked, write_manual_recipe
 
 #: RUN_EVAL / EVAL_ONLY / EVAL_CONC change the plan (the post_eval step); tests set them.
 _STRIPPED = (
@@ -66,3 +71,20 @@ def no_slurm_path(tmp_path: Path) -> dict[str, str]:
     folder.mkdir()
     (folder / "bash").symlink_to("/bin/bash")
     return {"PATH": str(folder)}
+
+
+@pytest.fixture
+def manual_recipe(tmp_path: Path) -> Path:
+    """examples/quickstart.yaml with ``benchmark.type: manual``: it serves until stopped."""
+    return write_manual_recipe(tmp_path)
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """Every process of a local run inherits this marker (``local_jobs.MARKER``); none may
+    outlive the test."""
+    value = uuid.uuid4().hex
+    yield value
+    for pid in marked(value):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

@@ -11,89 +11,23 @@ quickstart as a manual (serve-only) recipe, the real Dynamo frontend and mocker 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 from cli_testkit import Invoke
+from local_jobs import MARKER, SRTCTL
+from local_jobs import job_status as _status
+from local_jobs import marked as _marked
+from local_jobs import wait_for as _wait_for
 
 from srt_runtime import FileStatusSink, SystemClock
 from srt_runtime.ports import find_listeners
 from srt_runtime.watchdog import RECORD_NAME, read_record
-
-ROOT = Path(__file__).resolve().parents[3]
-SRTCTL = [sys.executable, "-c", "from srt_cli.main import main; main()"]
-MARKER = "SRT_LIFECYCLE_TEST_MARKER"
-
-
-def _status(job_dir: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads((job_dir / "status.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return {}
-    assert isinstance(doc, dict)
-    return doc
-
-
-def _marked(marker: str) -> list[int]:
-    """Live (non-zombie) processes whose environment carries ``MARKER=marker``."""
-    needle = f"{MARKER}={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def _wait_for(check: Any, what: str, timeout: float, child: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if child.poll() is not None:
-            out, _ = child.communicate()
-            raise AssertionError(f"srtctl apply ended (exit {child.returncode}) before {what}:\n"
-                                 f"{out[-3000:]}")  # fmt: skip
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
-@pytest.fixture
-def manual_recipe(tmp_path: Path) -> Path:
-    """examples/quickstart.yaml with ``benchmark.type: manual``: it serves until stopped."""
-    doc = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
-    doc["model"]["path"] = str(ROOT / "examples" / "models" / "tiny-word")
-    doc["benchmark"] = {"type": "manual"}
-    path = tmp_path / "manual.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    """Every process of the run inherits this marker; none may outlive the test."""
-    value = uuid.uuid4().hex
-    yield value
-    for pid in _marked(value):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
 
 
 class Apply:
