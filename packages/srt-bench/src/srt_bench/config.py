@@ -14,6 +14,7 @@ from typing import Literal
 import msgspec
 
 from srt_bench.errors import BenchConfigError
+from srt_bench.workloads.config import Workload, check_workload
 from srt_schema.recipe import BenchmarkConfig
 from srt_schema.registry import BENCHMARK_BOUNDS
 
@@ -84,6 +85,9 @@ class BenchRunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     request_timeout_seconds: float = 6 * 3600.0
     #: Which OpenAI route sa-bench drives; `auto` = chat when `use_chat_template`, else completions.
     api: Literal["auto", "chat", "completions"] = "auto"
+    #: sa-bench only: what to send instead of independent random prompts (`multi-turn`,
+    #: `shared-prefix`, `trace-replay`; `srt_bench.workloads.config`). None: random or custom.
+    workload: Workload | None = None
 
 
 def decode_run_config(data: bytes, *, source: str = "bench.json") -> BenchRunConfig:
@@ -99,6 +103,11 @@ def decode_run_config(data: bytes, *, source: str = "bench.json") -> BenchRunCon
     for p in config.percentiles:
         if not 0.0 < p <= 100.0:
             raise BenchConfigError(f"{source}: $.percentiles: {p} is not in (0, 100]")
+    if config.workload is not None:
+        try:
+            check_workload(config.workload)
+        except BenchConfigError as exc:
+            raise BenchConfigError(f"{source}: {exc}") from exc
     return config
 
 

@@ -57,10 +57,14 @@ def write_sa_bench_rollup(config: BenchRunConfig, out_dir: Path, now: dt.datetim
         return None
     b = config.benchmark
     custom = b.dataset_name == "custom"
+    isl, osl = (None, None) if custom else (b.isl, b.osl)
+    if config.workload is not None:
+        # the lengths the workload's results report (a shared prefix's isl is prefix + suffix)
+        isl, osl = results[0].get("isl"), results[0].get("osl")
     rollup = build_sa_bench_rollup(
         results,
-        isl=None if custom else b.isl,
-        osl=None if custom else b.osl,
+        isl=isl,
+        osl=osl,
         timestamp=iso_micros_z(now),
     )
     return _write_with_csv(config, out_dir, rollup)

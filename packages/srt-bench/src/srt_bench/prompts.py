@@ -24,6 +24,7 @@ __all__ = [
     "draw_lengths",
     "read_custom_dataset",
     "read_tokenizer",
+    "round_trip_vocab",
     "sample_dataset_prompts",
 ]
 
@@ -77,7 +78,7 @@ def _special_ids(tokenizer: Tokenizer) -> set[int]:
     return ids
 
 
-def _round_trip_vocab(tokenizer: Tokenizer) -> list[int]:
+def round_trip_vocab(tokenizer: Tokenizer) -> list[int]:
     """Regular token ids that decode to text which encodes back to exactly that id (drops
     special tokens and, in byte-level vocabularies, bytes that are not valid UTF-8 alone)."""
     special = _special_ids(tokenizer)
@@ -133,7 +134,7 @@ def build_synthetic_prompts(
 ) -> list[Prompt]:
     """`count` prompts of exactly their drawn input length (deterministic for a seed)."""
     rng = random.Random(seed)
-    vocab = _round_trip_vocab(tokenizer)
+    vocab = round_trip_vocab(tokenizer)
     if not vocab:
         raise BenchDatasetError("the tokenizer has no regular tokens to build prompts from")
     input_lens = draw_lengths(rng, isl, range_ratio, count)

@@ -30,6 +30,7 @@ from srt_schema.rollup import (
 __all__ = [
     "CSV_COLUMNS",
     "GpuCounts",
+    "WorkloadRollupRun",
     "build_aiperf_runs",
     "build_rollup_csv",
     "build_sa_bench_rollup",
@@ -101,8 +102,37 @@ def _p99(doc: Mapping[str, Any], metric: str) -> Any:
     return None
 
 
+class WorkloadRollupRun(RollupRun, frozen=True, kw_only=True):
+    """A run of a workload (multi-turn, shared-prefix, trace-replay): the reference's fields plus
+    the KV-cache-relevant numbers of its window (readers that do not know them ignore them)."""
+
+    workload: str
+    #: Prompt tokens a perfect prefix cache could reuse / all prompt tokens of the window.
+    prefix_hit_potential: float | None
+    #: The client's prompt-token count and the server's (`usage`; None when it gave none).
+    client_prompt_tokens: int
+    server_prompt_tokens: int | None
+    #: Completed requests whose two counts differ.
+    prompt_token_mismatches: int
+
+
 def build_sa_bench_run(doc: Mapping[str, Any]) -> RollupRun:
     """One rollup run from one sa-bench result document (sa-bench's own, free-form JSON)."""
+    run = _reference_run(doc)
+    w = doc.get("workload")
+    if not isinstance(w, Mapping):
+        return run
+    return WorkloadRollupRun(
+        **msgspec.structs.asdict(run),
+        workload=str(w.get("kind")),
+        prefix_hit_potential=w.get("prefix_hit_potential"),
+        client_prompt_tokens=int(w.get("client_prompt_tokens") or 0),
+        server_prompt_tokens=w.get("server_prompt_tokens"),
+        prompt_token_mismatches=int(w.get("prompt_token_mismatches") or 0),
+    )
+
+
+def _reference_run(doc: Mapping[str, Any]) -> RollupRun:
     return RollupRun(
         concurrency=doc.get("max_concurrency"),
         throughput_toks=doc.get("output_throughput"),

@@ -4,14 +4,12 @@ formal phase; one result JSON (and measurement window) per formal phase; the fai
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
 import msgspec
 from tokenizers import Tokenizer
 
@@ -28,11 +26,20 @@ from srt_bench.prompts import (
 )
 from srt_bench.records import RequestRecord
 from srt_bench.results import MAX_FAILURE_RATE, build_outcome, build_result, result_stem
-from srt_bench.sa_bench_settings import SaBenchSettings, SlowDown, result_dir_name
+from srt_bench.sa_bench_settings import SaBenchSettings, result_dir_name
+from srt_bench.slow_down import SlowDownControl, slow_down_headers
 from srt_bench.stats import PhaseMetrics, build_phase_metrics
 from srt_bench.windows import build_window, write_window
+from srt_bench.workloads.session import (
+    WorkloadPhase,
+    WorkloadSession,
+    build_workload_summary,
+)
 
 __all__ = ["PhaseSummary", "count_missing_tokens", "prepare_requests", "run_sa_bench"]
+
+#: Kept under its old name for callers of this module (it lives in `slow_down`).
+_slow_down_headers = slow_down_headers
 
 Log = Callable[[str], None]
 
@@ -104,65 +111,6 @@ def _prompts(
     )
 
 
-def _slow_down_headers(environ: Mapping[str, str]) -> dict[str, str]:
-    """`Authorization: Bearer $OPENAI_API_KEY`, else the raw `$API_KEY`, else none."""
-    if environ.get("OPENAI_API_KEY"):
-        return {"authorization": f"Bearer {environ['OPENAI_API_KEY']}"}
-    if environ.get("API_KEY"):
-        return {"authorization": environ["API_KEY"]}
-    return {}
-
-
-class _SlowDownControl:
-    """POST `/slow_down` before the formal phase; clear after `wait_time` or at its end."""
-
-    def __init__(self, spec: SlowDown, headers: dict[str, str], log: Log) -> None:
-        self._spec = spec
-        self._headers = headers
-        self._log = log
-        self._timer: asyncio.Task[None] | None = None
-        self._cleared = False
-
-    async def _post(self, value: float | None) -> None:
-        async with httpx.AsyncClient(timeout=60.0, trust_env=False) as client:
-            for base in self._spec.urls:
-                url = base.rstrip("/") + "/slow_down"
-                try:
-                    resp = await client.post(
-                        url, json={"forward_sleep_time": value}, headers=self._headers
-                    )
-                except httpx.HTTPError as exc:
-                    self._log(f"slow_down: POST {url} failed: {exc}")
-                    continue
-                if resp.status_code >= 400:
-                    self._log(f"slow_down: POST {url} answered HTTP {resp.status_code}")
-
-    async def start(self) -> None:
-        await self._post(self._spec.sleep_time)
-        self._log(
-            f"slow_down: forward_sleep_time={self._spec.sleep_time} on "
-            f"{len(self._spec.urls)} server(s), clearing after {self._spec.wait_time} s"
-        )
-        self._timer = asyncio.create_task(self._clear_later())
-
-    async def _clear_later(self) -> None:
-        await asyncio.sleep(self._spec.wait_time)
-        await self.clear()
-
-    async def clear(self) -> None:
-        if self._cleared:
-            return
-        self._cleared = True
-        await self._post(None)
-
-    async def stop(self) -> None:
-        if self._timer is not None and not self._timer.done():
-            self._timer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._timer
-        await self.clear()
-
-
 def _header(
     config: BenchRunConfig, settings: SaBenchSettings, concurrency: int, now: dt.datetime
 ) -> dict[str, Any]:
@@ -222,8 +170,25 @@ class _Phases:
             timeout_seconds=config.request_timeout_seconds,
             api_key=os.environ.get("OPENAI_API_KEY") or os.environ.get("API_KEY"),
         )
+        self.session: WorkloadSession | None = None
+        if settings.workload is not None:
+            if tokenizer is None:
+                raise BenchDatasetError("a workload needs the model's tokenizer (tokenizer_path)")
+            self.session = WorkloadSession(
+                settings.workload,
+                tokenizer,
+                api=settings.api,
+                model=config.model_name,
+                isl=settings.isl,
+                osl=settings.osl,
+                range_ratio=settings.range_ratio,
+                prompts_mult=settings.num_prompts_mult,
+                run_seed=config.seed,
+            )
 
     def requests(self, count: int, seed: int) -> list[PreparedRequest]:
+        if self.session is not None:
+            return self.session.single_requests(count, seed)
         prompts = _prompts(self.config, self.settings, self.tokenizer, count, seed)
         return prepare_requests(prompts, settings=self.settings, model=self.config.model_name)
 
@@ -268,8 +233,13 @@ class _Phases:
 
     async def formal(self, c: int, seed: int) -> PhaseSummary:
         config, settings = self.config, self.settings
-        requests = self.requests(c * settings.num_prompts_mult + 1, seed)
-        test, measured = requests[0], requests[1:]
+        if self.session is not None:
+            test, measured = self.requests(1, seed + 7)[0], []
+            planned = self.session.planned_requests(c)
+        else:
+            requests = self.requests(c * settings.num_prompts_mult + 1, seed)
+            test, measured = requests[0], requests[1:]
+            planned = len(measured)
         test_record = await self.client.send(test, origin=0.0)
         if not test_record.success:
             raise BenchRequestError(
@@ -279,7 +249,7 @@ class _Phases:
         result_path = self.result_dir / f"{stem}.json"
         rel = result_path.relative_to(self.out_dir).as_posix()
         slow = (
-            _SlowDownControl(settings.slow_down, _slow_down_headers(os.environ), self.log)
+            SlowDownControl(settings.slow_down, slow_down_headers(os.environ), self.log)
             if settings.slow_down
             else None
         )
@@ -295,13 +265,18 @@ class _Phases:
             status="running",
             reason=None,
         )
-        self.log(
-            f"concurrency {c}: {len(measured)} measured requests, rate {settings.request_rate}"
-        )
+        self.log(f"concurrency {c}: {planned} measured requests, rate {settings.request_rate}")
+        phase: WorkloadPhase | None = None
         try:
-            run: PhaseRun = await run_phase(
-                self.client, measured, concurrency=c, rate=settings.request_rate, seed=seed + 3
-            )
+            if self.session is not None:
+                phase = await self.session.formal(
+                    self.client, concurrency=c, rate=settings.request_rate, seed=seed + 3
+                )
+                run: PhaseRun = phase.run
+            else:
+                run = await run_phase(
+                    self.client, measured, concurrency=c, rate=settings.request_rate, seed=seed + 3
+                )
         finally:
             if slow is not None:
                 await slow.stop()
@@ -321,8 +296,11 @@ class _Phases:
             start_unix=run.start_unix,
             end_unix=run.end_unix,
             reuse_http_connections=settings.reuse_connections,
-            requested_num_prompts=len(measured),
+            requested_num_prompts=planned,
         )
+        if phase is not None and settings.workload is not None:
+            doc["workload"] = build_workload_summary(settings.workload, phase, records)
+            self.log(_workload_line(c, doc["workload"]))
         result_path.write_bytes(msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n")
         outcome = build_outcome(metrics)
         failed = outcome["status"] != "passed"
@@ -358,6 +336,19 @@ def _summary_line(c: int, m: PhaseMetrics) -> str:
     for name, summary in lat.items():
         if summary.unmeasured is not None:
             line += f"; {name} n/a: {summary.unmeasured}"
+    return line
+
+
+def _workload_line(c: int, w: dict[str, Any]) -> str:
+    potential = w["prefix_hit_potential"]
+    line = (
+        f"concurrency {c}: {w['kind']}: prefix hit potential "
+        + ("n/a" if potential is None else f"{potential:.3f}")
+        + f" ({w['prefix_hit_tokens']}/{w['prefix_prompt_tokens']} prompt tokens), "
+        f"client prompt tokens {w['client_prompt_tokens']}, server {w['server_prompt_tokens']}"
+    )
+    if w["prompt_token_mismatches"]:
+        line += f"; {w['prompt_token_mismatches']} requests where they differ"
     return line
 
 

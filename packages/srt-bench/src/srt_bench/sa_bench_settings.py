@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import assert_never
+
 import msgspec
 
 from srt_bench.client import Api
@@ -16,6 +18,13 @@ from srt_bench.config import (
 )
 from srt_bench.errors import BenchConfigError
 from srt_bench.stats import Goodput
+from srt_bench.workloads.config import (
+    MultiTurn,
+    SharedPrefix,
+    TraceReplay,
+    Workload,
+    workload_label,
+)
 from srt_schema.registry import (
     ROUTER_BENCH_FRONTEND,
     SA_BENCH_DATASETS,
@@ -54,9 +63,16 @@ class SaBenchSettings(msgspec.Struct, frozen=True, kw_only=True):
     slow_down: SlowDown | None
     #: Why a configured slow_down was ignored (the CLI logs it), or None.
     slow_down_ignored: str | None
+    #: The run config's workload (None: independent random or custom prompts).
+    workload: Workload | None = None
 
 
 def result_dir_name(settings: SaBenchSettings) -> str:
+    w = settings.workload
+    if isinstance(w, TraceReplay):
+        return f"sa-bench_trace-replay_{w.path.rstrip('/').rsplit('/', 1)[-1]}"
+    if w is not None:
+        return f"sa-bench_{workload_label(w)}_isl_{settings.isl}_osl_{settings.osl}"
     if settings.dataset == "custom":
         assert settings.dataset_path is not None
         stem = settings.dataset_path.rstrip("/").rsplit("/", 1)[-1]
@@ -113,7 +129,8 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         raise BenchConfigError(
             "$.benchmark.dataset_path: dataset_name 'custom' needs a dataset_path"
         )
-    if dataset == "random" and (b.isl is None or b.osl is None):
+    isl = _workload_isl(config, dataset)
+    if dataset == "random" and config.workload is None and (b.isl is None or b.osl is None):
         raise BenchConfigError(
             "$.benchmark: sa-bench needs isl and osl (or dataset_name: custom with dataset_path)"
         )
@@ -133,8 +150,8 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         dataset=dataset,
         dataset_path=b.dataset_path,
         tokenizer_path=b.custom_tokenizer or config.tokenizer_path,
-        isl=b.isl,
-        osl=b.osl,
+        isl=isl,
+        osl=None if isinstance(config.workload, TraceReplay) else b.osl,
         range_ratio=ratio,
         request_rate=parse_request_rate(b.req_rate),
         num_prompts_mult=prompts_mult,
@@ -147,4 +164,38 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         ),
         slow_down=slow_down,
         slow_down_ignored=ignored,
+        workload=config.workload,
     )
+
+
+def _workload_isl(config: BenchRunConfig, dataset: SaBenchDataset) -> int | None:
+    """The input length a workload's results report (checks what the workload needs)."""
+    w, b = config.workload, config.benchmark
+    if w is None:
+        return b.isl
+    kind = workload_label(w)
+    if dataset == "custom":
+        raise BenchConfigError(
+            f"$.workload: a {kind} workload builds its own prompts; drop benchmark.dataset_name "
+            "'custom' or the workload"
+        )
+    if not (b.custom_tokenizer or config.tokenizer_path):
+        raise BenchConfigError(
+            f"$.tokenizer_path: a {kind} workload needs the model's tokenizer to build prompts"
+        )
+    match w:
+        case MultiTurn():
+            if b.isl is None or b.osl is None:
+                raise BenchConfigError(
+                    "$.benchmark: a multi-turn workload needs isl (tokens of each new user text) "
+                    "and osl (tokens of each answer)"
+                )
+            return b.isl
+        case SharedPrefix():
+            if b.osl is None:
+                raise BenchConfigError("$.benchmark.osl: a shared-prefix workload needs osl")
+            return w.prefix_tokens + w.suffix_tokens
+        case TraceReplay():
+            return None
+        case _:
+            assert_never(w)
