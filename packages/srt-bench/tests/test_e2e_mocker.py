@@ -3,7 +3,9 @@
 
 Two mockers share one frontend: `tiny` has a word-level tokenizer (one text delta per token, so
 TTFT and ITL are measurable), `tiny-bpe` a byte-level BPE one (the mocker streams no text, only
-usage: the known trap; latencies that need text must be reported as unmeasured).
+usage: the known trap; latencies that need text must be reported as unmeasured). The workload
+tests (multi-turn over chat, shared-prefix, trace replay) check that the client's prompt-token
+count of every request equals the mocker's usage.
 """
 
 from __future__ import annotations
@@ -221,3 +223,83 @@ def test_a_wrong_model_name_fails_the_sanity_request(dynamo: Deployment, tmp_pat
         del d.models["nope"]
     assert proc.returncode == 1
     assert "the sanity request to" in proc.stderr and "failed: HTTP 404" in proc.stderr
+
+
+# -- workloads: token counts equal the server's usage --------------------------------------------
+def _run_workload(
+    d: Deployment, out: Path, workload: dict[str, Any], **bench: Any
+) -> dict[str, Any]:
+    benchmark: dict[str, Any] = {
+        "type": "sa-bench",
+        "isl": 24,
+        "osl": 12,
+        "random_range_ratio": 1.0,
+        "concurrencies": [4],
+        "num_prompts_mult": 3,
+        "num_warmup_mult": 1,
+    }
+    benchmark.update(bench)
+    config = {
+        "benchmark": benchmark,
+        "endpoint": d.url,
+        "model_name": "tiny",
+        "tokenizer_path": str(d.models["tiny"]),
+        "total_gpus": 2,
+        "workload": workload,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.json").write_text(json.dumps(config))
+    proc = subprocess.run(
+        [sys.executable, "-m", "srt_bench", "run", "--config", str(out / "bench.json"),
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (path,) = out.glob("sa-bench_*/results_concurrency_4_gpus_2.json")
+    doc: dict[str, Any] = json.loads(path.read_text())
+    assert doc["failed"] == 0
+    assert doc["output_token_sources"] == {"usage": doc["completed"]}
+    w = doc["workload"]
+    # the server's usage counted exactly the prompt tokens the client built, request by request
+    assert w["prompt_token_mismatches"] == 0
+    assert w["client_prompt_tokens"] == w["server_prompt_tokens"] == sum(doc["input_lens"])
+    return doc
+
+
+def test_multi_turn_prompt_tokens_equal_the_mockers_usage(
+    dynamo: Deployment, tmp_path: Path
+) -> None:
+    doc = _run_workload(dynamo, tmp_path, {"kind": "multi-turn", "turns": 3, "think_time_s": 0.01})
+    n = 4 * 3  # ceil(4 * 3 / 3) = 4 conversations x 3 turns
+    assert doc["completed"] == n
+    # turn k: k + 1 user texts of 24 tokens and k answers of 12 (the mocker's own text)
+    assert doc["input_lens"] == [24, 60, 96] * 4
+    assert doc["output_lens"] == [12] * n
+    assert doc["workload"]["prefix_hit_tokens"] == 4 * (16 + 48)
+
+
+def test_shared_prefix_prompt_tokens_equal_the_mockers_usage(
+    dynamo: Deployment, tmp_path: Path
+) -> None:
+    workload = {"kind": "shared-prefix", "groups": 2, "prefix_tokens": 48, "suffix_tokens": 16}
+    doc = _run_workload(dynamo, tmp_path, workload)
+    assert doc["input_lens"] == [64] * 12 and doc["output_lens"] == [12] * 12
+    # 12 requests over 2 groups: at least 10 reuse their group's 48-token prefix
+    assert doc["workload"]["prefix_hit_tokens"] >= 48 * 10
+
+
+def test_trace_replay_prompt_tokens_equal_the_mockers_usage(
+    dynamo: Deployment, tmp_path: Path
+) -> None:
+    rows = [
+        {"timestamp": 0, "input_length": 600, "output_length": 8, "hash_ids": [1, 2]},
+        {"timestamp": 50, "input_length": 512, "output_length": 6, "hash_ids": [1]},
+        {"timestamp": 100, "input_length": 700, "output_length": 4, "hash_ids": [1, 3]},
+        {"timestamp": 150, "input_length": 100, "output_length": 5, "hash_ids": [4]},
+    ]
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    doc = _run_workload(dynamo, tmp_path / "out", {"kind": "trace-replay", "path": str(trace)})
+    assert doc["input_lens"] == [600, 512, 700, 100]
+    assert doc["output_lens"] == [8, 6, 4, 5]
+    assert doc["workload"]["prefix_hit_tokens"] == 512 + 512
