@@ -17,6 +17,8 @@ from typing import Literal
 
 import msgspec
 
+from srt_bench.testing.schedule import TokenSchedule, prompt_key, token_times
+
 __all__ = ["FixedStreamServer", "ServerBehaviour", "main"]
 
 Mode = Literal["per_token", "usage_only", "no_usage"]
@@ -33,6 +35,10 @@ class ServerBehaviour(msgspec.Struct, frozen=True, kw_only=True):
     fail_every: int = 0
     #: Seconds between token chunks (0: the whole stream in one write).
     inter_chunk_delay: float = 0.0
+    #: Send each token at its time on this schedule (`per_token` mode; keyed by the prompt, so
+    #: the sender knows every request's truth). `GET /schedule_stats` reports, and resets, how
+    #: late the server's writes were against it.
+    schedule: TokenSchedule | None = None
 
 
 class _Body(msgspec.Struct):
@@ -100,11 +106,22 @@ def _json_response(status: str, obj: object) -> bytes:
     )
 
 
+def _lateness_stats(lateness: list[float]) -> dict[str, float | int | None]:
+    ordered = sorted(lateness)
+
+    def at(p: float) -> float | None:
+        return ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000.0 if ordered else None
+
+    return {"writes": len(ordered), "p50_ms": at(0.5), "p99_ms": at(0.99), "max_ms": at(1.0)}
+
+
 class _State:
     def __init__(self, behaviour: ServerBehaviour) -> None:
         self.behaviour = behaviour
         self.requests = 0
         self.slow_down_bodies: list[float | None] = []
+        #: Seconds each scheduled write came after its due time.
+        self.lateness: list[float] = []
         self.transports: set[asyncio.Transport] = set()
         self.fixed: dict[bool, bytes] = {
             chat: b"".join(_stream_parts(behaviour, chat, behaviour.output_tokens, 0))
@@ -165,6 +182,10 @@ class _Protocol(asyncio.Protocol):
                 _json_response("200 OK", {"object": "list", "data": [{"id": "fixed"}]}), close
             )
             return
+        if method == "GET" and path == "/schedule_stats":
+            self._write(_json_response("200 OK", _lateness_stats(state.lateness)), close)
+            state.lateness.clear()
+            return
         if method == "POST" and path == "/slow_down":
             state.slow_down_bodies.append(_body_decoder.decode(body).forward_sleep_time)
             self._write(_json_response("200 OK", {"success": True}), close)
@@ -180,25 +201,42 @@ class _Protocol(asyncio.Protocol):
             )
             return
         chat = path == "/v1/chat/completions"
-        if not (b.honour_max_tokens or b.count_prompt_tokens or b.inter_chunk_delay):
+        if not (b.honour_max_tokens or b.count_prompt_tokens or b.inter_chunk_delay or b.schedule):
             self._write(state.fixed[chat], close)
             return
         req = _body_decoder.decode(body)
         tokens = b.output_tokens
         if b.honour_max_tokens and req.max_tokens is not None:
             tokens = req.max_tokens
-        prompt_tokens = 0
-        if b.count_prompt_tokens:
-            text = req.prompt or ""
-            for m in req.messages or []:
-                content = m.get("content")
-                text += content if isinstance(content, str) else ""
-            prompt_tokens = len(text.split())
+        contents = [m.get("content") for m in req.messages or []]
+        text = prompt_key(req.prompt, [c for c in contents if isinstance(c, str)])
+        prompt_tokens = len(text.split()) if b.count_prompt_tokens else 0
         parts = _stream_parts(b, chat, tokens, prompt_tokens)
+        if b.schedule is not None and b.mode == "per_token" and tokens > 0:
+            self._scheduled(parts, token_times(b.schedule, text, tokens), close)
+            return
         if not b.inter_chunk_delay:
             self._write(b"".join(parts), close)
             return
         asyncio.get_running_loop().create_task(self._slow(parts, close))
+
+    def _scheduled(self, parts: Sequence[bytes], times: Sequence[float], close: bool) -> None:
+        """Head now; token i at `times[i]` after now; the tail with the last token."""
+        loop = asyncio.get_running_loop()
+        assert self._transport is not None
+        self._transport.write(parts[0])
+        t0 = loop.time()
+        last = len(times) - 1
+        for i, t in enumerate(times):
+            data = parts[i + 1] + parts[-1] if i == last else parts[i + 1]
+            loop.call_at(t0 + t, self._emit, data, t0 + t, close and i == last)
+
+    def _emit(self, data: bytes, due: float, close: bool) -> None:
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            return
+        self._state.lateness.append(asyncio.get_running_loop().time() - due)
+        self._write(data, close)
 
     async def _slow(self, parts: Sequence[bytes], close: bool) -> None:
         for i, part in enumerate(parts):
@@ -269,6 +307,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--mode", choices=["per_token", "usage_only", "no_usage"], default="per_token"
     )
+    parser.add_argument("--honour-max-tokens", action="store_true")
+    parser.add_argument("--ttft-ms", type=float, help="send tokens on a schedule: nominal TTFT")
+    parser.add_argument("--itl-ms", type=float, default=0.0, help="nominal gap between tokens")
+    parser.add_argument("--jitter", type=float, default=0.0, help="each time x 1 + U(-j, j)")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    behaviour = ServerBehaviour(mode=args.mode, output_tokens=args.tokens)
+    schedule = None
+    if args.ttft_ms is not None:
+        schedule = TokenSchedule(
+            ttft_s=args.ttft_ms / 1000.0,
+            itl_s=args.itl_ms / 1000.0,
+            jitter=args.jitter,
+            seed=args.seed,
+        )
+    behaviour = ServerBehaviour(
+        mode=args.mode,
+        output_tokens=args.tokens,
+        honour_max_tokens=args.honour_max_tokens,
+        schedule=schedule,
+    )
     asyncio.run(_serve(behaviour, args.port))

@@ -1,0 +1,98 @@
+"""The fixed-stream server's token schedule: reproducible per prompt, kept on the wire, and the
+truth our client's TTFT and ITL are measured against (benchmarks/client_capacity.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+
+import httpx
+import pytest
+
+from srt_bench.client import PreparedRequest, StreamClient, build_request_body
+from srt_bench.loadgen import run_phase
+from srt_bench.records import RequestRecord
+from srt_bench.testing import (
+    FixedStreamServer,
+    ServerBehaviour,
+    TokenSchedule,
+    prompt_key,
+    token_times,
+)
+
+SCHEDULE = TokenSchedule(ttft_s=0.030, itl_s=0.005, jitter=0.2, seed=7)
+
+
+def test_token_times_are_reproducible_per_prompt_and_within_the_jitter() -> None:
+    times = token_times(SCHEDULE, "w1 w2", 50)
+    assert times == token_times(SCHEDULE, "w1 w2", 50)
+    assert times != token_times(SCHEDULE, "w1 w3", 50)
+    assert times != token_times(TokenSchedule(ttft_s=0.03, itl_s=0.005, jitter=0.2), "w1 w2", 50)
+    assert 0.024 <= times[0] <= 0.036
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert all(0.004 <= g <= 0.006 for g in gaps)
+    assert len(set(gaps)) == len(gaps)
+    flat = token_times(TokenSchedule(ttft_s=0.01, itl_s=0.002), "x", 3)
+    assert flat == pytest.approx((0.010, 0.012, 0.014))
+    assert prompt_key(None, ["a ", "b"]) == "a b" and prompt_key("p") == "p"
+
+
+def _send(url: str, prompts: list[str], tokens: int, api: str) -> list[RequestRecord]:
+    requests = [
+        PreparedRequest(
+            body=build_request_body(
+                api=api,  # type: ignore[arg-type]
+                model="tiny",
+                prompt=p,
+                max_tokens=tokens,
+                ignore_eos=True,
+            ),
+            prompt_tokens=2,
+        )
+        for p in prompts
+    ]
+
+    async def go() -> list[RequestRecord]:
+        client = StreamClient(
+            endpoint=url,
+            api=api,  # type: ignore[arg-type]
+            reuse_connections=True,
+            timeout_seconds=10,
+        )
+        try:
+            run = await run_phase(client, requests, concurrency=4, rate=float("inf"), seed=0)
+        finally:
+            await client.aclose()
+        return list(run.records)
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("api", ["completions", "chat"])
+def test_the_server_sends_every_token_on_its_schedule(api: str) -> None:
+    prompts = [f"w{i} w{i + 1}" for i in range(8)]
+    behaviour = ServerBehaviour(honour_max_tokens=True, schedule=SCHEDULE)
+    with FixedStreamServer(behaviour) as server:
+        records = _send(server.url, prompts, 12, api)
+        stats = httpx.get(f"{server.url}/schedule_stats").json()
+        again = httpx.get(f"{server.url}/schedule_stats").json()
+    assert stats["writes"] == 8 * 12 and again["writes"] == 0
+    assert stats["p99_ms"] < 20
+    for prompt, r in zip(prompts, records, strict=True):
+        truth = token_times(SCHEDULE, prompt, 12)
+        assert r.success and r.output_tokens == 12 and len(r.itls) == 11
+        assert r.ttft is not None
+        # a token cannot arrive before the server sent it; it arrives soon after
+        assert truth[0] - 0.001 <= r.ttft <= truth[0] + 0.025
+        arrivals = [t - r.send_time for t in r.chunk_times]
+        for due, seen in zip(truth, arrivals, strict=True):
+            assert due - 0.001 <= seen <= due + 0.025
+
+
+def test_without_a_schedule_the_stream_comes_at_once() -> None:
+    with FixedStreamServer(ServerBehaviour(honour_max_tokens=True)) as server:
+        records = _send(server.url, ["w1 w2"], 12, "completions")
+        stats = json.loads(httpx.get(f"{server.url}/schedule_stats").text)
+    assert records[0].latency < 0.02
+    assert stats == {"writes": 0, "p50_ms": None, "p99_ms": None, "max_ms": None}
