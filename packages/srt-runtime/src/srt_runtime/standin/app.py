@@ -1,11 +1,13 @@
-"""What the stand-in answers on each path: health, info, metrics, profiling, generations.
+"""What the stand-in answers on each path: health, info, metrics, profiling, tokenize,
+generations.
 
-``Standin.respond`` writes the whole response of one request to the connection. Generations
-wait ``ttft_ms`` for the first token and ``itl_ms`` between tokens (measured from the first
-token's due time, so a slow loop does not stretch the stream); with ``itl_ms`` 0 tokens go out
-in writes of up to ``_BATCH`` events, yielding to the loop between writes, so thousands of
-streams interleave. A prefill (``--role prefill``) answers with one token whatever was asked,
-as a disaggregated prefill server does.
+``Standin.respond`` writes the whole response of one request to the connection. Every role's
+generations wait ``ttft_ms`` for the first token and ``itl_ms`` between tokens (due times count
+from the request, so a busy loop does not stretch the stream); with ``itl_ms`` 0 the events go
+out in writes of up to ``_BATCH``, yielding to the loop between writes, so thousands of streams
+interleave. A prefill (``--role prefill``) answers with one token whatever was asked, as a
+disaggregated prefill server does; a vLLM prefill asked for ``kv_transfer_params`` answers with
+its own (the ``nixl`` port of ``--bind``), which vllm-router hands to the decode.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ until SIGTERM or SIGINT (then every listener and connection closes and ``serve``
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import traceback
@@ -98,8 +99,10 @@ async def _listen(
             callback, config.host, port, backlog=_BACKLOG, limit=_HEAD_LIMIT
         )
     except OSError as exc:
+        # asyncio's own message repeats the address; the C library's names the cause.
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise ListenError(
-            exc.errno, f"cannot listen on {config.host}:{port} ({name}): {exc.strerror or exc}"
+            exc.errno, f"cannot listen on {config.host}:{port} ({name}): {reason}"
         ) from exc
 
 
