@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import threading
 from collections.abc import Sequence
 from typing import Literal
@@ -63,6 +64,7 @@ def _event(obj: object) -> bytes:
     return _chunk(b"data: " + msgspec.json.encode(obj) + b"\n\n")
 
 
+@functools.lru_cache(maxsize=4096)
 def _token_event(chat: bool, i: int) -> bytes:
     word = f" w{i % 1000}"
     if chat:
@@ -134,6 +136,14 @@ class _Protocol(asyncio.Protocol):
         self._state = state
         self._buffer = b""
         self._transport: asyncio.Transport | None = None
+
+    @property
+    def transport(self) -> asyncio.Transport | None:
+        return self._transport
+
+    @property
+    def state(self) -> _State:
+        return self._state
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -222,27 +232,47 @@ class _Protocol(asyncio.Protocol):
 
     def _scheduled(self, parts: Sequence[bytes], times: Sequence[float], close: bool) -> None:
         """Head now; token i at `times[i]` after now; the tail with the last token."""
-        loop = asyncio.get_running_loop()
         assert self._transport is not None
         self._transport.write(parts[0])
-        t0 = loop.time()
-        last = len(times) - 1
-        for i, t in enumerate(times):
-            data = parts[i + 1] + parts[-1] if i == last else parts[i + 1]
-            loop.call_at(t0 + t, self._emit, data, t0 + t, close and i == last)
-
-    def _emit(self, data: bytes, due: float, close: bool) -> None:
-        transport = self._transport
-        if transport is None or transport.is_closing():
-            return
-        self._state.lateness.append(asyncio.get_running_loop().time() - due)
-        self._write(data, close)
+        _ScheduledStream(self, parts, times, close).start()
 
     async def _slow(self, parts: Sequence[bytes], close: bool) -> None:
         for i, part in enumerate(parts):
             if i > 1:
                 await asyncio.sleep(self._state.behaviour.inter_chunk_delay)
             self._write(part, close and i == len(parts) - 1)
+
+
+class _ScheduledStream:
+    """One response on its schedule: one timer pending at a time (the next token's)."""
+
+    __slots__ = ("close", "loop", "parts", "protocol", "t0", "times")
+
+    def __init__(
+        self, protocol: _Protocol, parts: Sequence[bytes], times: Sequence[float], close: bool
+    ) -> None:
+        self.protocol = protocol
+        self.parts = parts
+        self.times = times
+        self.close = close
+        self.loop = asyncio.get_running_loop()
+        self.t0 = self.loop.time()
+
+    def start(self) -> None:
+        self.loop.call_at(self.t0 + self.times[0], self.emit, 0)
+
+    def emit(self, i: int) -> None:
+        transport = self.protocol.transport
+        if transport is None or transport.is_closing():
+            return
+        self.protocol.state.lateness.append(self.loop.time() - self.t0 - self.times[i])
+        if i == len(self.times) - 1:
+            transport.write(self.parts[i + 1] + self.parts[-1])
+            if self.close:
+                transport.close()
+            return
+        transport.write(self.parts[i + 1])
+        self.loop.call_at(self.t0 + self.times[i + 1], self.emit, i + 1)
 
 
 class FixedStreamServer:
