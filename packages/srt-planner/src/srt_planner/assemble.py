@@ -38,6 +38,7 @@ from srt_planner.plan import (
     NodeRoles,
     ProcessSpec,
     RunSummary,
+    StandIn,
     TcpProbe,
 )
 from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator, check_port_conflicts
@@ -45,6 +46,7 @@ from srt_planner.post_eval import EvalRequest, build_post_eval
 from srt_planner.preamble import FINGERPRINT_SCRIPT
 from srt_planner.services import build_services
 from srt_planner.srun import SrunStep, render_srun
+from srt_planner.stand_in import check_frontend
 from srt_planner.telemetry import build_telemetry
 from srt_planner.topology import expand_processes, plan_endpoints
 from srt_planner.workers import build_workers
@@ -239,6 +241,7 @@ def plan_job(
     log_dir: str | None = None,
     serve_only: bool = False,
     eval_request: EvalRequest | None = None,
+    stand_in: StandIn | None = None,
 ) -> JobPlan:
     """Every process of the job on the granted nodes, validated; pure and deterministic.
 
@@ -246,7 +249,8 @@ def plan_job(
     lists of the two components of a heterogeneous job; ``addresses`` the address workers use to
     reach a node (default: its name); ``log_dir`` the host log directory (default: the recipe's
     ``output.log_dir`` with ``{job_id}`` filled in); ``eval_request`` what the job's environment
-    asks of ``post_eval`` (:func:`srt_planner.post_eval.build_eval_request`; default: no eval).
+    asks of ``post_eval`` (:func:`srt_planner.post_eval.build_eval_request`; default: no eval);
+    ``stand_in`` replaces the GPU engines by stand-ins (:mod:`srt_planner.stand_in`).
     """
     _refuse_unplanned(recipe)
     nodes = expand_hostlist(nodelist) if isinstance(nodelist, str) else tuple(nodelist)
@@ -275,6 +279,7 @@ def plan_job(
         mounts=build_mounts(recipe, cluster, log_dir=logs, placeholders=placeholders),
         python=python_of(cluster),
         node_ids={node: i for i, node in enumerate(carving.workers)},
+        stand_in=stand_in,
     )
     endpoints = plan_endpoints(recipe, carving)
     allocator = PortAllocator(single_host=ctx.local, sidecar_base=recipe.dynamo.sidecar_port)
@@ -295,6 +300,8 @@ def plan_job(
     services, service_files = build_services(ctx, flat)
     workers, worker_files = build_workers(ctx, expanded)
     frontends, frontend_files = build_frontends(ctx, routers, layout)
+    if stand_in is not None:
+        check_frontend(ctx, has_frontend_process=any(f.kind == "frontend" for f in frontends))
     request = eval_request or EvalRequest()
     serves = _serves(recipe, serve_only=serve_only, request=request)
     if serve_only:
@@ -357,4 +364,5 @@ def plan_job(
         reporting=recipe.reporting,
         cluster=cluster.cluster,
         summary=_run_summary(recipe),
+        stand_in=stand_in,
     )

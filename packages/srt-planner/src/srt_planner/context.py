@@ -10,7 +10,7 @@ import msgspec
 from srt_planner.carving import Carving
 from srt_planner.errors import PlanningError
 from srt_planner.mounts import HF_PREFIX, is_hf_model
-from srt_planner.plan import ContainerSpec, Mount
+from srt_planner.plan import ContainerSpec, Mount, StandIn
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import Recipe
 from srt_schema.registry import FRONTENDS, canonical_frontend
@@ -91,6 +91,8 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
     python: str
     #: Position of each worker node in the worker list (``{node_id}``).
     node_ids: dict[str, int] = {}
+    #: Stand-in engine mode (``srt_planner.stand_in``); None: the engines run.
+    stand_in: StandIn | None = None
 
     @property
     def pyxis(self) -> bool:

@@ -60,14 +60,20 @@ def etcd_url(ctx: PlanContext) -> str:
     declared = _declared(ctx.recipe, "etcd")
     if declared is not None and declared.external:
         return declared.external
-    return f"http://{ctx.carving.infra}:{ETCD_CLIENT_PORT}"
+    return f"http://{_infra_host(ctx)}:{ETCD_CLIENT_PORT}"
 
 
 def nats_url(ctx: PlanContext) -> str:
     declared = _declared(ctx.recipe, "nats")
     if declared is not None and declared.external:
         return declared.external
-    return f"nats://{ctx.carving.infra}:{NATS_PORT}"
+    return f"nats://{_infra_host(ctx)}:{NATS_PORT}"
+
+
+def _infra_host(ctx: PlanContext) -> str:
+    """The infra node by name (as the reference has it; cluster hostnames resolve), except on
+    the local launcher, where simulated node names do not resolve: its address (loopback)."""
+    return ctx.address(ctx.carving.infra) if ctx.local else ctx.carving.infra
 
 
 def discovery_env(ctx: PlanContext) -> dict[str, str]:

@@ -35,6 +35,7 @@ __all__ = [
     "Readiness",
     "RestartSpec",
     "RunSummary",
+    "StandIn",
     "StartPhase",
     "TcpProbe",
 ]
@@ -195,6 +196,16 @@ class ProcessSpec(_Struct, frozen=True, kw_only=True):
     #: Name of the engine-0 worker process whose GPUs this process uses as well (shadow engines
     #: map the weights of their worker's GPU Memory Service). Only such a process may share GPUs.
     shares_gpus_with: str | None = None
+    #: Stand-in engine mode: the argv of the engine this process stands in for (empty: the
+    #: process runs as the recipe says).
+    stand_in_for: tuple[str, ...] = ()
+
+
+class StandIn(_Struct, frozen=True, kw_only=True):
+    """The stand-in engine mode of a plan (``srtctl apply --stand-in-engines``,
+    ``srt_planner.stand_in``): the stand-in model folder, as the programs see it."""
+
+    model: str
 
 
 class GeneratedFile(_Struct, frozen=True, kw_only=True):
@@ -322,3 +333,5 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     cluster: str | None = None
     #: The recipe facts status reports describe (None: a hand-built plan; reports omit them).
     summary: RunSummary | None = None
+    #: Set when the GPU engines are replaced by stand-ins (processes carry ``stand_in_for``).
+    stand_in: StandIn | None = None

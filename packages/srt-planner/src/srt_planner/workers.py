@@ -24,6 +24,7 @@ from srt_planner.plan import GeneratedFile, HttpProbe, ProcessSpec, RestartSpec
 from srt_planner.preamble import fingerprint_capture, needs_root, step_preamble
 from srt_planner.profiling import profile_for, profiling_env, worker_nsys_prefix
 from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
+from srt_planner.stand_in import stand_in_command, stand_in_readiness
 from srt_schema.recipe import RestartPolicy
 
 __all__ = ["build_workers", "restart_spec"]
@@ -164,11 +165,16 @@ def build_workers(
         endpoint = siblings[0].endpoint
         role = roles[endpoint.role]
         engine = engine_of(ctx.recipe, role.name)
-        mpi = is_mpi(engine)
+        # Stand-ins run one process per node, never one MPI task per GPU.
+        mpi = is_mpi(engine) and ctx.stand_in is None
         sequential = sequential_node_start_of(engine)
         for proc in siblings[:1] if mpi else siblings:
             request = WorkerRequest(ctx=ctx, role=role, process=proc, siblings=siblings)
             command = build_engine_command(engine, request)
+            stand_in_for: tuple[str, ...] = ()
+            if ctx.stand_in is not None:
+                stand_in_for = command.argv
+                command = stand_in_command(engine, request, command)
             for generated in command.files:
                 files[generated.path] = generated
             env = _worker_env(ctx, role, proc, command)
@@ -185,7 +191,7 @@ def build_workers(
                 trtllm=mpi,
                 dynamo=ctx.dynamo_workers,
             )
-            argv = (*nsys, *command.argv)
+            argv = command.argv if ctx.stand_in is not None else (*nsys, *command.argv)
             primary = f"{role.name}_{endpoint.index}_{proc.node}"
             suffix = f"_e{proc.engine}" if proc.engine else ""
             name = f"{primary}{suffix}"
@@ -245,7 +251,8 @@ def build_workers(
                     log_file=log,
                     phase="workers",
                     order=order,
-                    readiness=_readiness(ctx, proc, sequential),
+                    readiness=_readiness(ctx, proc, sequential)
+                    or (stand_in_readiness(ctx, proc.node, argv) if ctx.stand_in else None),
                     critical=role.config.critical,
                     restart=restart_spec(role),
                     fatal_log_patterns=_fatal_patterns(ctx, command),
@@ -257,6 +264,7 @@ def build_workers(
                     ),
                     engine=proc.engine,
                     shares_gpus_with=primary if proc.engine else None,
+                    stand_in_for=stand_in_for if stand_in_for != argv else (),
                 )
             )
     return specs, list(files.values())

@@ -74,6 +74,13 @@ class FrontendInfo(msgspec.Struct, frozen=True, kw_only=True):
     #: The program the frontend process runs (a Python module when ``module``); empty: none.
     program: str = ""
     module: bool = False
+    #: Arguments that always follow the program (``smg launch``: the router without workers).
+    subcommand: tuple[str, ...] = ()
+    #: The PyPI distribution that installs ``program`` on a machine without GPUs, for the
+    #: stand-in engine mode (``srtctl apply --stand-in-engines``); empty: none does, and a
+    #: stand-in run of the frontend is refused (``not_installable`` says why).
+    package: str = ""
+    not_installable: str = ""
     #: Engines every role must run; empty = any engine.
     engines: tuple[EngineType, ...] = ()
     #: Another spelling of this frontend (``sgl-router`` is ``sglang-router``).
@@ -85,21 +92,35 @@ _SGLANG_ROUTER = FrontendInfo(
     serving="router",
     program="sglang_router.launch_router",
     module=True,
+    package="sglang-router",
     engines=("sglang",),
 )
 
 FRONTENDS: dict[str, FrontendInfo] = {
     "dynamo": FrontendInfo(
-        family="dynamo", serving="router", program="dynamo.frontend", module=True
+        family="dynamo",
+        serving="router",
+        program="dynamo.frontend",
+        module=True,
+        package="ai-dynamo",
     ),
     "sglang-router": _SGLANG_ROUTER,
     "sgl-router": msgspec.structs.replace(_SGLANG_ROUTER, alias_of="sglang-router"),
     # SGLang Model Gateway: the engine-agnostic successor of sglang-router (SemiAnalysis fork).
     "smg": FrontendInfo(
-        family="router", serving="router", program="smg", engines=("sglang", "vllm", "trtllm")
+        family="router",
+        serving="router",
+        program="smg",
+        subcommand=("launch",),
+        package="smg",
+        engines=("sglang", "vllm", "trtllm"),
     ),
     "vllm-router": FrontendInfo(
-        family="router", serving="router", program="vllm-router", engines=("vllm",)
+        family="router",
+        serving="router",
+        program="vllm-router",
+        package="vllm-router",
+        engines=("vllm",),
     ),
     # Static routers without a ``/workers`` count: gated like a direct server.
     "atomesh": FrontendInfo(
@@ -107,6 +128,7 @@ FRONTENDS: dict[str, FrontendInfo] = {
         serving="router",
         program="atomesh.router",
         module=True,
+        not_installable="no PyPI distribution provides atomesh (it ships inside ATOM's containers)",
         engines=("atom",),
     ),
     "tilert-router": FrontendInfo(
@@ -114,6 +136,10 @@ FRONTENDS: dict[str, FrontendInfo] = {
         serving="router",
         program="tilert.pd_vllm.router",
         module=True,
+        not_installable=(
+            "PyPI's tilert (0.1.3) has no tilert.pd_vllm.router (it ships inside TileRT's "
+            "containers)"
+        ),
         engines=("tilert", "vllm"),
     ),
     "sglang": FrontendInfo(family="direct", serving="worker", engines=("sglang",)),
@@ -122,6 +148,10 @@ FRONTENDS: dict[str, FrontendInfo] = {
         family="trtllm_serve",
         serving="worker_if_agg",
         program="trtllm-serve",
+        not_installable=(
+            "trtllm-serve (the disaggregated server) comes with TensorRT-LLM, which installs "
+            "only from NVIDIA's package index with CUDA"
+        ),
         engines=("trtllm",),
     ),
     "none": FrontendInfo(family="none", serving="none"),

@@ -10,7 +10,13 @@ from collections.abc import Sequence
 
 import msgspec
 
-from srt_schema.registry import BENCHMARK_FIELDS, BENCHMARK_SHARED_FIELDS, FRONTENDS, SERVICE_KINDS
+from srt_schema.registry import (
+    BENCHMARK_FIELDS,
+    BENCHMARK_SHARED_FIELDS,
+    FRONTENDS,
+    SERVICE_KINDS,
+    FrontendInfo,
+)
 from srt_schema.roles import ENGINE_CAPABILITIES
 
 __all__ = ["render_vocabularies"]
@@ -28,6 +34,13 @@ def _yes(value: bool) -> str:
 
 def _code(values: Sequence[str]) -> str:
     return ", ".join(f"`{v}`" for v in values) or "any"
+
+
+def _launches(info: FrontendInfo) -> str:
+    if not info.program:
+        return ""
+    words = ["python", "-m", info.program] if info.module else [info.program]
+    return "`" + " ".join([*words, *info.subcommand]) + "`"
 
 
 def render_vocabularies() -> str:
@@ -63,20 +76,21 @@ def render_vocabularies() -> str:
         "",
         "Health-gate family: how the supervisor knows the deployment is ready. Serving: who",
         "serves the public port (a frontend process, the aggregate worker itself, the worker",
-        "when aggregated and a frontend process when disaggregated, or nothing).",
+        "when aggregated and a frontend process when disaggregated, or nothing). Installs from:",
+        "the PyPI distribution that runs the frontend on a machine without GPUs, as the stand-in",
+        "engine mode (`srtctl apply --stand-in-engines`) needs it.",
         "",
     ]
     out += _table(
-        ["type", "health-gate family", "serving", "launches", "engines"],
+        ["type", "health-gate family", "serving", "launches", "engines", "installs from"],
         [
             [
                 f"`{name}`" + (f" (= `{info.alias_of}`)" if info.alias_of else ""),
                 info.family,
                 info.serving,
-                (f"`python -m {info.program}`" if info.module else f"`{info.program}`")
-                if info.program
-                else "",
+                _launches(info),
                 _code(info.engines),
+                f"`{info.package}`" if info.package else info.not_installable or "-",
             ]
             for name, info in FRONTENDS.items()
         ],

@@ -45,7 +45,8 @@ def frontend_args(args: dict[str, Any] | None) -> list[str]:
 def _program(ctx: PlanContext, frontend: str) -> list[str]:
     """The start of a frontend's argv: the program ``FRONTENDS`` says it launches."""
     info = FRONTENDS[frontend]
-    return [ctx.python, "-m", info.program] if info.module else [info.program]
+    program = [ctx.python, "-m", info.program] if info.module else [info.program]
+    return [*program, *info.subcommand]
 
 
 def _url(ctx: PlanContext, proc: WorkerProcess) -> str:
