@@ -262,6 +262,22 @@ def test_bind_ports_accept_and_close() -> None:
         assert s.recv(16) == b""
 
 
+def test_the_system_and_http_bind_ports_serve_http_too() -> None:
+    """Readiness probes of sequential starts ask the Dynamo system port for /health, and a
+    direct worker's own HTTP port is bound beside the public one: both answer like --port."""
+    free = []
+    for _ in range(2):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            free.append(probe.getsockname()[1])
+    with running(binds=(("sys", free[0]), ("http", free[1]))):
+        for port in free:
+            answer = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5)
+            assert answer.status_code == 200
+            models = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=5).json()
+            assert [m["id"] for m in models["data"]] == ["M"]
+
+
 def test_a_taken_port_is_named() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -1,5 +1,7 @@
-"""The stand-in's listeners: HTTP on ``--port``, accept-and-close on every ``--bind`` port,
-until SIGTERM or SIGINT (then every listener and connection closes and ``serve`` returns)."""
+"""The stand-in's listeners: HTTP on ``--port`` and on the ``--bind`` ports an engine serves
+HTTP on too (``HTTP_BINDS``: its own HTTP port when the public port is the main one, the Dynamo
+system port readiness probes ask for ``/health``), accept-and-close on every other ``--bind``
+port, until SIGTERM or SIGINT (then every listener and connection closes and ``serve`` returns)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,10 @@ from srt_runtime.standin.config import StandinConfig
 from srt_runtime.standin.httpio import HttpError, json_response, read_request
 from srt_runtime.standin.reqlog import RequestLog
 
-__all__ = ["ListenError", "build_startup_line", "serve"]
+__all__ = ["HTTP_BINDS", "ListenError", "build_startup_line", "serve"]
+
+#: ``--bind`` names served with the same HTTP app as ``--port``.
+HTTP_BINDS = frozenset({"http", "sys"})
 
 _BACKLOG = 4096
 _HEAD_LIMIT = 64 * 1024
@@ -127,7 +132,8 @@ async def serve(
         servers.append(main)
         binds: dict[str, int] = {}
         for name, port in config.binds:
-            servers.append(await _listen(_refuse, config, name, port))
+            callback = connections.serve if name in HTTP_BINDS else _refuse
+            servers.append(await _listen(callback, config, name, port))
             binds[name] = port
         port = main.sockets[0].getsockname()[1]
         print(build_startup_line(config, port, binds), file=out, flush=True)
