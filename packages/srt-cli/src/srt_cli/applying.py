@@ -73,6 +73,8 @@ class Applier:
                     f"{source.label}: --serve-only requires an override selector that resolves "
                     f"to exactly one job (got {len(planned)})"
                 )
+        if self.session.stand_in is not None:
+            self._write_stand_in_model(self.session.stand_in.model)
         checking = self.preflight and self.session.effective.preflight
         if checking and not self.local:
             self._preflight(planned)
@@ -89,13 +91,31 @@ class Applier:
             started += 1
         return started
 
+    def _write_stand_in_model(self, folder: str) -> None:
+        """The stand-in model (a tokenizer folder, srt_planner.stand_in) where every job of the
+        stand-in mode reads it; rewritten only when its content differs."""
+        from srt_planner.stand_in import stand_in_model_files
+
+        target = Path(folder)
+        with writing(target, what="the stand-in model folder"):
+            target.mkdir(parents=True, exist_ok=True)
+            for name, content in stand_in_model_files().items():
+                path = target / name
+                if not path.is_file() or path.read_text() != content:
+                    path.write_text(content)
+
     def _preflight(self, planned: list[PlannedJob]) -> None:
         from srt_cli.preflight import check_job, preflight_path
 
         search_path = preflight_path(self.session.edge, self.session.python)
         problems: list[str] = []
         for item in planned:
-            findings = check_job(item, self.session.cluster.config, search_path=search_path)
+            findings = check_job(
+                item,
+                self.session.cluster.config,
+                search_path=search_path,
+                python=self.session.python,
+            )
             for f in findings:
                 line = f"  {item.job.label}: {f.field}: {f.message}"
                 if f.fatal:
@@ -297,6 +317,7 @@ class Applier:
             environment=session.script_environment(),
             eval_request=session.eval_request(),
             edge=session.edge,
+            stand_in=session.stand_in,
         )
         base = Path(session.output_base)
         staging = check_inside(Path(planned.staging), base / ".staging", what="the staging folder")
@@ -374,6 +395,7 @@ class Applier:
             config_text=config_text(job),
             serve_only=self.serve_only,
             edge=session.edge,
+            stand_in=session.stand_in,
         )
         nodes = simulated_nodes(first.request.nodes)
         return plan_one(
@@ -389,6 +411,7 @@ class Applier:
             serve_only=self.serve_only,
             eval_request=session.eval_request(),
             edge=session.edge,
+            stand_in=session.stand_in,
         )
 
     def _run_local(self, planned: PlannedJob, pins: list[Pin]) -> None:

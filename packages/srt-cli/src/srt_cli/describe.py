@@ -123,6 +123,8 @@ def _argv_section(plan: JobPlan) -> str:
         for line in spec.preamble:
             out.append(f"      preamble: {line}")
         out.append(f"      $ {shlex.join(spec.argv)}")
+        if spec.stand_in_for:
+            out.append(f"      stands in for: {shlex.join(spec.stand_in_for)}")
         if spec.srun_argv:
             out.append(f"      srun: {shlex.join(spec.srun_argv)}")
     return "\n".join(out)
@@ -168,6 +170,7 @@ def describe_job(planned: PlannedJob, *, header: str) -> str:
         "--- environment ---",
         _env_section(plan, {k: redact_env_value(k, v) for k, v in job.recipe.environment.items()}),
         "",
+        *_stand_in_lines(plan),
         "--- commands ---",
         _argv_section(plan),
         "",
@@ -182,6 +185,34 @@ def describe_job(planned: PlannedJob, *, header: str) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _stand_in_lines(plan: JobPlan) -> list[str]:
+    """Stand-in engine mode: which processes were replaced, and by what (before the commands)."""
+    if plan.stand_in is None:
+        return []
+    replaced = [spec for spec in plan.processes if spec.stand_in_for]
+    rows = [[spec.name, _program(spec.stand_in_for), _program(spec.argv)] for spec in replaced]
+    lines = [
+        f"--- stand-in engines ({len(replaced)} of "
+        f"{sum(s.kind == 'worker' for s in plan.processes)} worker processes replaced; "
+        f"stand-in model {plan.stand_in.model}) ---",
+        render_table(["PROCESS", "ENGINE", "STAND-IN"], rows) if rows else "  (none)",
+        "  everything else runs as the recipe says",
+        "",
+    ]
+    return lines
+
+
+def _program(argv: tuple[str, ...]) -> str:
+    """``python -m dynamo.sglang`` -> ``dynamo.sglang``; a bash script -> its first command."""
+    words = list(argv)
+    if len(words) >= 3 and words[0] == "bash" and words[1] == "-c":
+        words = words[2].split()
+    if "-m" in words[:3]:
+        at = words.index("-m")
+        return words[at + 1] if at + 1 < len(words) else words[0]
+    return words[0].rsplit("/", 1)[-1] if words else ""
 
 
 def _identity_lines(plan: JobPlan) -> list[str]:

@@ -41,8 +41,10 @@ def load_jobs(
     cluster: ClusterConfig | None,
     overrides: Sequence[PathOverride] = (),
     force_sweep: bool = False,
+    tokenizer: str | None = None,
 ) -> tuple[LoadedJob, ...]:
-    """Every job of ``source``; a recipe that does not load raises InvalidRecipeError (exit 2)."""
+    """Every job of ``source``; a recipe that does not load raises InvalidRecipeError (exit 2).
+    ``tokenizer``: see :func:`srt_schema.load.load_recipe_document`."""
     import msgspec
 
     from srt_schema.load import load_recipe_text
@@ -57,6 +59,7 @@ def load_jobs(
             selector=source.selector,
             overrides=overrides,
             force_sweep=force_sweep,
+            tokenizer=tokenizer,
         )
     out = []
     for loaded in jobs:

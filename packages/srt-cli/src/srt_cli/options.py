@@ -18,6 +18,7 @@ __all__ = [
     "output_option",
     "parse_overrides",
     "set_options",
+    "stand_in_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -56,6 +57,19 @@ def set_options(func: F) -> F:
         metavar="KEY=VALUE",
         help="Set a key before loading; VALUE is YAML (720 is an int, '\"720\"' a string).",
     )(func)
+
+
+STAND_IN_HELP = (
+    "Replace every GPU engine by a stand-in and keep the rest of the recipe's plan as it is "
+    "(frontends and routers, nginx, services, health gate, benchmark, telemetry, ports, served "
+    "name): behind the Dynamo frontend a Dynamo mocker registered where the engine registers, "
+    "else an OpenAI-compatible stand-in on the worker's port. No GPU or model weights needed; "
+    "the benchmark tokenizes with the stand-in model. With --local every node is this machine."
+)
+
+
+def stand_in_option(func: F) -> F:
+    return click.option("--stand-in-engines", "stand_in", is_flag=True, help=STAND_IN_HELP)(func)
 
 
 def json_option(help_text: str) -> Callable[[F], F]:

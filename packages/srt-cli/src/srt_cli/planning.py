@@ -13,7 +13,7 @@ from srt_cli.errors import translated
 
 if TYPE_CHECKING:
     from srt_cli.environment import Edge
-    from srt_planner.plan import AllocationRequest, JobPlan
+    from srt_planner.plan import AllocationRequest, JobPlan, StandIn
     from srt_planner.post_eval import EvalRequest
     from srt_schema.cluster import ClusterConfig
     from srt_schema.load import LoadedJob
@@ -112,6 +112,7 @@ def plan_one(
     staging: str | None = None,
     eval_request: EvalRequest | None = None,
     edge: Edge | None = None,
+    stand_in: StandIn | None = None,
 ) -> PlannedJob:
     """Allocation request, batch script and JobPlan of one job.
 
@@ -154,6 +155,7 @@ def plan_one(
             log_dir=log_dir,
             serve_only=serve_only,
             eval_request=eval_request,
+            stand_in=stand_in,
         )
     for process in plan.processes:
         secret_env.update(secret_environment(process.env))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from srt_cli.environment import Edge
     from srt_cli.planning import PlannedJob
+    from srt_planner.plan import JobPlan, ProcessSpec
     from srt_schema.cluster import ClusterConfig
 
 __all__ = ["Finding", "check_job", "is_image_uri", "preflight_path", "unknown_aliases"]
@@ -95,16 +96,81 @@ def _check_binary(field: str, program: str, search_path: str) -> Finding | None:
     return Finding(field, f"{program!r} is not on PATH ({search_path}); install it or put it there")
 
 
+def _missing_modules(python: str, modules: list[str]) -> set[str] | None:
+    """The ``modules`` that ``python`` cannot import (None: the interpreter did not answer)."""
+    import json
+    import subprocess
+
+    script = (
+        "import importlib.util, json, sys\n"
+        "def found(m):\n"
+        "    try:\n"
+        "        return importlib.util.find_spec(m) is not None\n"
+        "    except (ImportError, ValueError):\n"
+        "        return False\n"
+        "print(json.dumps([m for m in sys.argv[1:] if not found(m)]))"
+    )
+    try:
+        done = subprocess.run(
+            [python, "-c", script, *modules],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        missing = json.loads(done.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    return set(missing) if done.returncode == 0 and isinstance(missing, list) else None
+
+
+def _module_of(argv: tuple[str, ...]) -> str | None:
+    """``python -m pkg.mod ...`` -> ``pkg.mod``."""
+    if len(argv) >= 3 and argv[1] == "-m" and argv[0].rsplit("/", 1)[-1].startswith("python"):
+        return argv[2]
+    return None
+
+
+def _check_modules(plan: JobPlan, python: str) -> list[Finding]:
+    """Python modules the plan's processes run (``python -m X``) that the runtime interpreter
+    lacks: a missing router or Dynamo module is named before the job starts."""
+    wanted: dict[str, ProcessSpec] = {}
+    for spec in plan.processes:
+        module = _module_of(spec.argv)
+        if module is not None and (spec.argv[0] == python or spec.argv[0] == "python3"):
+            wanted.setdefault(module, spec)
+    if not wanted:
+        return []
+    missing = _missing_modules(python, sorted(wanted))
+    if missing is None:
+        return []
+    return [
+        Finding(
+            f"{wanted[m].kind} {wanted[m].name}",
+            f"{python} cannot import {m!r}; install the package that provides it "
+            "(docs/vocabularies.md names each frontend's PyPI distribution)",
+            fatal=wanted[m].critical or wanted[m].oneshot,
+        )
+        for m in sorted(missing)
+    ]
+
+
 def check_job(
-    planned: PlannedJob, cluster: ClusterConfig | None, *, search_path: str
+    planned: PlannedJob,
+    cluster: ClusterConfig | None,
+    *,
+    search_path: str,
+    python: str | None = None,
 ) -> list[Finding]:
-    """Every failed check of one planned job (empty when it may be submitted)."""
+    """Every failed check of one planned job (empty when it may be submitted). ``python``: the
+    runtime interpreter, whose ``python -m`` modules are checked (container runtime none)."""
     findings: list[Finding] = []
     recipe = planned.job.recipe
-    model = _check_model(recipe.model.path, cluster)
+    plan = planned.plan
+    # A stand-in run reads no model weights: its stand-ins load the stand-in model.
+    model = None if plan.stand_in is not None else _check_model(recipe.model.path, cluster)
     if model is not None:
         findings.append(model)
-    plan = planned.plan
     if plan.container_runtime == "pyxis":
         seen: set[str] = set()
         for spec in plan.processes:
@@ -131,6 +197,8 @@ def check_job(
                 findings.append(
                     Finding(binary.field, binary.message, fatal=spec.critical or spec.oneshot)
                 )
+        if python is not None:
+            findings += _check_modules(plan, python)
     return findings
 
 

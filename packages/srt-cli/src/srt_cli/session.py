@@ -11,6 +11,7 @@ from srt_cli.options import parse_overrides
 
 if TYPE_CHECKING:
     from srt_cli.planning import PlannedJob
+    from srt_planner.plan import StandIn
     from srt_planner.post_eval import EvalRequest
     from srt_schema.cluster import ClusterConfig
     from srt_schema.setpaths import PathOverride
@@ -26,6 +27,8 @@ class Session:
     output_base: str
     python: str
     overrides: tuple[PathOverride, ...]
+    #: ``--stand-in-engines``: the GPU engines are replaced by stand-ins (srt_planner.stand_in).
+    stand_in: StandIn | None = None
 
     def plan_source(
         self,
@@ -45,6 +48,7 @@ class Session:
             cluster=self.cluster.config,
             overrides=self.overrides,
             force_sweep=force_sweep,
+            tokenizer=self.stand_in.model if self.stand_in is not None else None,
         )
         return [
             plan_one(
@@ -59,6 +63,7 @@ class Session:
                 staging=staging,
                 eval_request=self.eval_request(),
                 edge=self.edge,
+                stand_in=self.stand_in,
             )
             for job in jobs
         ]
@@ -71,24 +76,49 @@ class Session:
         return build_eval_request(self.edge.environ)
 
     def script_environment(self) -> dict[str, str]:
-        """Exported by the batch script so the in-allocation runtime reads the same cluster file."""
-        if self.cluster.path is None:
-            return {}
-        return {"SRTSLURM_CONFIG": str(self.cluster.path.resolve())}
+        """Exported by the batch script so the in-allocation runtime plans the job as shown: the
+        same cluster file, and the stand-in mode (``SRTCTL_STAND_IN_MODEL``)."""
+        from srt_planner.stand_in import STAND_IN_ENV
+
+        env: dict[str, str] = {}
+        if self.cluster.path is not None:
+            env["SRTSLURM_CONFIG"] = str(self.cluster.path.resolve())
+        if self.stand_in is not None:
+            env[STAND_IN_ENV] = self.stand_in.model
+        return env
 
 
 def open_session(
-    edge: Edge, *, output: str | None, sets: tuple[str, ...], unsets: tuple[str, ...]
+    edge: Edge,
+    *,
+    output: str | None,
+    sets: tuple[str, ...],
+    unsets: tuple[str, ...],
+    stand_in: bool = False,
 ) -> Session:
     from srt_cli.paths import output_base, runtime_python
 
     overrides = parse_overrides(sets, unsets)
     cluster = read_cluster(edge)
+    base = output_base(edge, cluster.config, output)
+    effective = cluster.effective()
+    standing_in = None
+    if stand_in:
+        import msgspec
+
+        from srt_planner.plan import StandIn
+        from srt_planner.stand_in import STAND_IN_FOLDER
+
+        standing_in = StandIn(model=f"{base.rstrip('/')}/{STAND_IN_FOLDER}")
+        # The stand-ins are srt's own programs: they run on the hosts, never in the engines'
+        # containers (the real frontends and services then come from the host too).
+        effective = msgspec.structs.replace(effective, container_runtime="none")
     return Session(
         edge=edge,
         cluster=cluster,
-        effective=cluster.effective(),
-        output_base=output_base(edge, cluster.config, output),
+        effective=effective,
+        output_base=base,
         python=runtime_python(cluster.config),
         overrides=overrides,
+        stand_in=standing_in,
     )

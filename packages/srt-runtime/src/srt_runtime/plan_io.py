@@ -9,8 +9,9 @@ from pathlib import Path
 import msgspec
 
 from srt_planner import PlannerError, expand_hostlist, plan_job
-from srt_planner.plan import JobPlan
+from srt_planner.plan import JobPlan, StandIn
 from srt_planner.post_eval import build_eval_request
+from srt_planner.stand_in import STAND_IN_ENV
 from srt_runtime.errors import PlanLoadError
 from srt_runtime.facts import read_facts
 from srt_runtime.files import write_atomic
@@ -59,7 +60,7 @@ def plan_from_job_dir(
 ) -> JobPlan:
     """Plan the job in its allocation: ``read_facts(environ)`` once, the recipe the job was
     submitted with (``job_dir/config.yaml``), the cluster config, RUN_EVAL / EVAL_ONLY from
-    ``environ``, then ``plan_job``."""
+    ``environ``, the stand-in mode (``SRTCTL_STAND_IN_MODEL``), then ``plan_job``."""
     facts = read_facts(environ)
     config = job_dir / "config.yaml"
     try:
@@ -91,6 +92,8 @@ def plan_from_job_dir(
             log_dir=_log_dir(job_dir),
             serve_only=serve_only,
             eval_request=build_eval_request(environ),
+            # `srtctl apply --stand-in-engines` exports the stand-in model folder
+            stand_in=StandIn(model=environ[STAND_IN_ENV]) if environ.get(STAND_IN_ENV) else None,
         )
     except (SchemaError, PlannerError) as exc:
         raise PlanLoadError(f"cannot plan job {facts.job_id} from {config}: {exc}") from exc

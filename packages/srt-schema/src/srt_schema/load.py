@@ -23,6 +23,7 @@ from srt_schema.gate import check_schema_version, schema_key_typo
 from srt_schema.normalize import normalize_engines
 from srt_schema.overrides import Variant, check_layout, expand_variants, is_override_file
 from srt_schema.recipe import Recipe
+from srt_schema.registry import BENCHMARK_FIELDS
 from srt_schema.schemas import load_schema
 from srt_schema.setpaths import PathOverride, apply_overrides
 from srt_schema.structural import check_document
@@ -105,6 +106,18 @@ def dump_recipe(recipe: Recipe) -> dict[str, Any]:
     return data
 
 
+def with_tokenizer(doc: dict[str, Any], tokenizer: str | None) -> dict[str, Any]:
+    """``doc`` with ``benchmark.custom_tokenizer`` set to ``tokenizer`` when its benchmark type
+    reads one (a caller-supplied local tokenizer: the stand-in engine mode's); else ``doc``."""
+    bench = doc.get("benchmark")
+    if tokenizer is None or not isinstance(bench, dict):
+        return doc
+    kind = bench.get("type", "manual")
+    if "custom_tokenizer" not in BENCHMARK_FIELDS.get(kind if isinstance(kind, str) else "", ()):
+        return doc
+    return {**doc, "benchmark": {**bench, "custom_tokenizer": tokenizer}}
+
+
 def _load_flow(
     doc: dict[str, Any],
     *,
@@ -112,12 +125,14 @@ def _load_flow(
     variant: str | None,
     cluster: ClusterConfig | None,
     force_sweep: bool,
+    tokenizer: str | None = None,
 ) -> list[LoadedJob]:
     issues = check_schema_version(doc, file=label)
     if issues:
         raise RecipeError(issues)
     doc = apply_cluster_defaults(doc, cluster)
     if "sweep" not in doc and not force_sweep:
+        doc = with_tokenizer(doc, tokenizer)
         recipe = recipe_from(doc, file=label)
         return [
             LoadedJob(name=recipe.name, label=label, variant=variant, recipe=recipe, document=doc)
@@ -126,8 +141,9 @@ def _load_flow(
     errors: list[Issue] = []
     for point in expand_sweep(doc, file=label):
         where = f"{label} [" + ", ".join(f"{k}={v}" for k, v in point.params.items()) + "]"
+        document = with_tokenizer(point.document, tokenizer)
         try:
-            recipe = recipe_from(point.document, file=where)
+            recipe = recipe_from(document, file=where)
         except RecipeError as exc:
             errors.extend(exc.issues)
             continue
@@ -138,7 +154,7 @@ def _load_flow(
                 variant=variant,
                 sweep_params=point.params,
                 recipe=recipe,
-                document=point.document,
+                document=document,
             )
         )
     if errors:
@@ -154,8 +170,11 @@ def load_recipe_document(
     selector: str | None = None,
     overrides: Sequence[PathOverride] = (),
     force_sweep: bool = False,
+    tokenizer: str | None = None,
 ) -> tuple[LoadedJob, ...]:
-    """Every job of a parsed recipe, override file or sweep, validated."""
+    """Every job of a parsed recipe, override file or sweep, validated. ``tokenizer``: a local
+    tokenizer folder every job whose benchmark reads one gets as ``benchmark.custom_tokenizer``
+    (:func:`with_tokenizer`; the stand-in engine mode's stand-in model)."""
     if not isinstance(raw, dict):
         raise RecipeError.single(
             file, "$", f"the top level must be a mapping (a recipe), got a {type(raw).__name__}"
@@ -169,6 +188,7 @@ def load_recipe_document(
         cluster=cluster,
         selector=selector,
         force_sweep=force_sweep,
+        tokenizer=tokenizer,
     )
     if not isinstance(lock, dict):
         return jobs
@@ -182,6 +202,7 @@ def _load_jobs(
     cluster: ClusterConfig | None,
     selector: str | None,
     force_sweep: bool,
+    tokenizer: str | None = None,
 ) -> tuple[LoadedJob, ...]:
     if not is_override_file(doc):
         if selector is not None:
@@ -192,7 +213,14 @@ def _load_jobs(
                 "no `base:`); drop the selector",
             )
         return tuple(
-            _load_flow(doc, label=file, variant=None, cluster=cluster, force_sweep=force_sweep)
+            _load_flow(
+                doc,
+                label=file,
+                variant=None,
+                cluster=cluster,
+                force_sweep=force_sweep,
+                tokenizer=tokenizer,
+            )
         )
     layout = check_layout(doc, file)
     if layout:
@@ -222,6 +250,7 @@ def _load_jobs(
                     variant=variant.suffix,
                     cluster=cluster,
                     force_sweep=force_sweep,
+                    tokenizer=tokenizer,
                 )
             )
         except RecipeError as exc:
@@ -323,6 +352,7 @@ def load_recipe_text(
     selector: str | None = None,
     overrides: Sequence[PathOverride] = (),
     force_sweep: bool = False,
+    tokenizer: str | None = None,
 ) -> tuple[LoadedJob, ...]:
     """Parse and load recipe text (see ``load_recipe_document``)."""
     raw = parse_yaml(text, file=file)
@@ -333,4 +363,5 @@ def load_recipe_text(
         selector=selector,
         overrides=overrides,
         force_sweep=force_sweep,
+        tokenizer=tokenizer,
     )

@@ -13,7 +13,13 @@ import click
 from srt_cli.environment import Edge
 from srt_cli.errors import EXIT_SLURM, CliError, CliUsageError, SlurmError
 from srt_cli.inputs import Source, read_sources
-from srt_cli.options import file_option, json_option, output_option, set_options
+from srt_cli.options import (
+    file_option,
+    json_option,
+    output_option,
+    set_options,
+    stand_in_option,
+)
 from srt_cli.runner import for_each_source
 
 EPILOG = """\b
@@ -22,6 +28,7 @@ Examples:
   srtctl apply -f overrides.yaml:'*tp*' --tags nightly,h100 --json
   srtctl apply -f recipe.yaml --set benchmark.concurrencies=[8,16] -o /shared/outputs
   srtctl apply -f recipe.yaml --local          # run here, without Slurm
+  srtctl apply -f recipe.yaml --local --stand-in-engines   # the recipe's own plan, no GPU
 """
 
 
@@ -40,6 +47,7 @@ def _tags(raw: str | None) -> list[str]:
 @click.option("--no-preflight", is_flag=True, help="Skip the model/image/binary checks.")
 @click.option("--local", "force_local", is_flag=True, help="Run here with the local launcher.")
 @click.option("--slurm", "force_slurm", is_flag=True, help="Submit with sbatch (the default).")
+@stand_in_option
 @json_option("One JSON line per submission on stdout; everything else goes to stderr.")
 @click.pass_obj
 def command(
@@ -56,6 +64,7 @@ def command(
     no_preflight: bool,
     force_local: bool,
     force_slurm: bool,
+    stand_in: bool,
     as_json: bool,
 ) -> None:
     """Validate, plan, preflight and submit one Slurm job per sweep point or override variant,
@@ -63,6 +72,10 @@ def command(
 
     With no sbatch on PATH and no srtslurm.yaml (or with --local) the job runs here, in the
     foreground, with the local launcher and no containers.
+
+    --stand-in-engines runs (or submits) the recipe's own plan with only the GPU engines
+    replaced by stand-ins; dry-run --stand-in-engines shows which processes are replaced and by
+    what. A frontend that cannot be installed without GPUs is refused, not faked.
     """
     from srt_cli.applying import Applier
     from srt_cli.session import open_session
@@ -71,7 +84,7 @@ def command(
         raise CliUsageError("choose either --local or --slurm, not both")
     if serve_only and sweep:
         raise CliUsageError("--serve-only does not support sweeps")
-    session = open_session(edge, output=output, sets=sets, unsets=unsets)
+    session = open_session(edge, output=output, sets=sets, unsets=unsets, stand_in=stand_in)
     sources = read_sources(files, sys.stdin)
     if serve_only and len(sources) != 1:
         raise CliUsageError("--serve-only expects a single config file, not a directory")

@@ -8,7 +8,13 @@ import click
 
 from srt_cli.environment import Edge
 from srt_cli.inputs import Source, read_sources
-from srt_cli.options import file_option, json_option, output_option, set_options
+from srt_cli.options import (
+    file_option,
+    json_option,
+    output_option,
+    set_options,
+    stand_in_option,
+)
 from srt_cli.runner import for_each_source
 
 EPILOG = """\b
@@ -17,6 +23,7 @@ Examples:
   srtctl dry-run -f recipe.yaml --set roles.agg.workers=2 --unset benchmark.concurrencies
   srtctl dry-run -f overrides.yaml:'*tp*'
   srtctl dry-run -f recipe.yaml --json | jq '.processes[].argv'
+  srtctl dry-run -f recipe.yaml --stand-in-engines   # which engines a stand-in run replaces
 """
 
 
@@ -29,6 +36,7 @@ Examples:
 @click.option(
     "--serve-only", is_flag=True, help="Plan without the benchmark (serve until stopped)."
 )
+@stand_in_option
 @json_option("Print each job's JobPlan as one JSON line instead of the text report.")
 @click.pass_obj
 def command(
@@ -41,6 +49,7 @@ def command(
     sweep: bool,
     yes: bool,
     serve_only: bool,
+    stand_in: bool,
     as_json: bool,
 ) -> None:
     """Show what apply would submit: the sbatch script, then the JobPlan on a simulated node
@@ -52,7 +61,7 @@ def command(
     from srt_cli.preflight import unknown_aliases
     from srt_cli.session import open_session
 
-    session = open_session(edge, output=output, sets=sets, unsets=unsets)
+    session = open_session(edge, output=output, sets=sets, unsets=unsets, stand_in=stand_in)
     sources = read_sources(files, sys.stdin)
     cluster = session.cluster
 
