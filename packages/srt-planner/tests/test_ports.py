@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from srt_planner.errors import PlanningError
@@ -50,3 +52,29 @@ def test_conflict_names_both_processes() -> None:
     assert (
         str(info.value) == "port 80 on h is bound twice: p1 (http) and p2 (sys); change one of them"
     )
+
+
+def test_a_multi_node_data_parallel_vllm_worker_gets_a_nixl_block_per_node_on_one_host(
+    make_recipe: Any,
+) -> None:
+    """On a cluster the nodes of a DP worker share one NIXL block (each binds it on its own
+    host); on the local launcher every node is this host, so each gets its own block."""
+    from srt_planner import plan_job
+    from srt_schema.cluster import ClusterConfig
+
+    roles = {
+        "agg": {
+            "nodes": 2,
+            "workers": 1,
+            "gpus": 16,
+            "args": {"data-parallel-size": 16, "tensor-parallel-size": 1},
+        }
+    }
+    recipe = make_recipe(engine="vllm", roles=roles, frontend={"type": "vllm-router"})
+    slurm = [p for p in plan_job(recipe, ClusterConfig(), "n[0-1]", "1").processes
+             if p.kind == "worker"]  # fmt: skip
+    assert slurm[0].ports["nixl"] == slurm[1].ports["nixl"]
+    local = ClusterConfig(launcher="local", container_runtime="none")
+    here = [p for p in plan_job(recipe, local, "n[0-1]", "1").processes if p.kind == "worker"]
+    assert here[0].ports["nixl"] != here[1].ports["nixl"]
+    assert abs(here[0].ports["nixl"] - here[1].ports["nixl"]) >= 8

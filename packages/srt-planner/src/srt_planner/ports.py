@@ -94,6 +94,11 @@ class PortAllocator:
         self._next: dict[tuple[PortKind, str], int] = {}
         self._sidecar_base = sidecar_base
 
+    @property
+    def single_host(self) -> bool:
+        """Every node of the plan is one host (the local launcher)."""
+        return self._single_host
+
     def take(self, kind: PortKind, node: str, count: int = 1) -> int:
         """The first of ``count`` consecutive ports (in stride units) of ``kind`` on ``node``."""
         spec = PORT_KINDS[kind]

@@ -156,9 +156,13 @@ def _expand_endpoint(
     total = sum(len(g) for g in endpoint.gpus)
     nixl_block = 1
     is_vllm_dp = capabilities(engine).data_parallel and data_parallel(dict(role.config.args)) > 1
+    # On one host (local launcher) every process of a data-parallel vLLM worker needs its own
+    # NIXL block: the nodes' blocks would otherwise be the same ports of the same host.
+    own_nixl = not is_vllm_dp or allocator.single_host
     if is_vllm_dp:
         _, nixl_block = _vllm_blocks(role, len(endpoint.gpus[0]), total)
-        shared["nixl"] = allocator.take("nixl", leader, nixl_block)
+        if not allocator.single_host:
+            shared["nixl"] = allocator.take("nixl", leader, nixl_block)
         shared["dp_rpc"] = allocator.take("dp_rpc", leader)
     processes: list[WorkerProcess] = []
     for rank, (node, gpus) in enumerate(zip(endpoint.nodes, endpoint.gpus, strict=True)):
@@ -167,8 +171,8 @@ def _expand_endpoint(
             ports["http"] = allocator.take("http", node)
         kv_block = _vllm_blocks(role, len(gpus), total)[0] if is_vllm_dp else 1
         ports["kv_events"] = allocator.take("kv_events", node, kv_block)
-        if not is_vllm_dp:
-            ports["nixl"] = allocator.take("nixl", node)
+        if own_nixl:
+            ports["nixl"] = allocator.take("nixl", node, nixl_block)
         wanted = {**role.config.env, **recipe.environment}
         if wanted.get("DYN_CONNECTOR") == "kvbm":
             ports["kvbm_zmq"] = allocator.take("kvbm_zmq", node)
