@@ -126,3 +126,22 @@ def test_local_apply_runs_preflight(invoke: Invoke, data: Path, tmp_path: Path) 
     assert result.exit_code == 4
     assert "preflight failed (nothing was submitted; --no-preflight skips it):" in result.stderr
     assert not (Path.cwd() / "outputs").exists()
+
+
+def test_preflight_names_a_python_module_the_runtime_cannot_import(
+    invoke: Invoke, data: Path, tmp_path: Path
+) -> None:
+    """Container runtime none: ``python -m X`` processes need X in the runtime interpreter (a
+    router or Dynamo module that is not installed is named before the job starts)."""
+    (tmp_path / "work" / "srtslurm.yaml").write_text("container_runtime: none\n")
+    recipe = _with_model(data / "mocker-agg.yaml", tmp_path / "model")
+    recipe.write_text(
+        recipe.read_text() + "services:\n  - name: extra\n    type: generic\n"
+        "    critical: true\n    command: [python3, -m, srt_no_such_module]\n"
+    )
+    result = invoke("preflight", "-f", str(recipe))
+    assert result.exit_code == 4, result.stdout
+    line = next(line for line in result.stdout.splitlines() if "service_extra" in line)
+    assert "cannot import 'srt_no_such_module'; install the package that provides it" in line
+    # the modules the plan's own processes run (dynamo.mocker, dynamo.frontend) are installed
+    assert "cannot import 'dynamo" not in result.stdout

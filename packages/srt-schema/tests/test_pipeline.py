@@ -412,3 +412,30 @@ def test_a_lockfile_loads_as_its_recipe_and_keeps_its_lock_section(make_recipe: 
 def test_every_variant_of_a_locked_override_file_carries_the_lock(make_recipe: Any) -> None:
     jobs = load_recipe_document({**_override_file(make_recipe), "lock": {"v": 1}}, file="o.yaml")
     assert len(jobs) == 4 and all(j.lock == {"v": 1} for j in jobs)
+
+
+# -- a caller-supplied tokenizer (the stand-in engine mode) -------------------------------------
+def test_a_supplied_tokenizer_lets_an_hf_model_with_synthetic_prompts_load(
+    make_recipe: Any,
+) -> None:
+    doc = make_recipe(
+        model={"path": "hf:Qwen/Qwen3-0.6B", "container": "c.sqsh", "precision": "bf16"},
+        benchmark={"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
+    )
+    with pytest.raises(RecipeError, match=r"\$\.model\.path: 'hf:Qwen/Qwen3-0\.6B' is pulled"):
+        load_recipe_document(doc, file="r.yaml")
+    (job,) = load_recipe_document(doc, file="r.yaml", tokenizer="/out/.stand-in-model")
+    assert job.recipe.benchmark.custom_tokenizer == "/out/.stand-in-model"
+    assert job.document["benchmark"]["custom_tokenizer"] == "/out/.stand-in-model"
+
+
+def test_a_supplied_tokenizer_replaces_the_recipes_and_skips_types_without_one(
+    make_recipe: Any,
+) -> None:
+    sa = make_recipe(benchmark={"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1],
+                                "custom_tokenizer": "/cluster/tok"})  # fmt: skip
+    (job,) = load_recipe_document(sa, file="r.yaml", tokenizer="/here/tok")
+    assert job.recipe.benchmark.custom_tokenizer == "/here/tok"
+    manual = make_recipe(benchmark={"type": "manual"})
+    (job,) = load_recipe_document(manual, file="r.yaml", tokenizer="/here/tok")
+    assert "custom_tokenizer" not in job.document["benchmark"]

@@ -160,7 +160,7 @@ def check_job(
     cluster: ClusterConfig | None,
     *,
     search_path: str,
-    python: str | None = None,
+    python: str,
 ) -> list[Finding]:
     """Every failed check of one planned job (empty when it may be submitted). ``python``: the
     runtime interpreter, whose ``python -m`` modules are checked (container runtime none)."""
@@ -197,8 +197,7 @@ def check_job(
                 findings.append(
                     Finding(binary.field, binary.message, fatal=spec.critical or spec.oneshot)
                 )
-        if python is not None:
-            findings += _check_modules(plan, python)
+        findings += _check_modules(plan, python)
     return findings
 
 

@@ -168,9 +168,16 @@ def build_workers(
         # Stand-ins run one process per node, never one MPI task per GPU.
         mpi = is_mpi(engine) and ctx.stand_in is None
         sequential = sequential_node_start_of(engine)
+        leader_command: EngineCommand | None = None
         for proc in siblings[:1] if mpi else siblings:
             request = WorkerRequest(ctx=ctx, role=role, process=proc, siblings=siblings)
-            command = build_engine_command(engine, request)
+            if leader_command is not None and is_mpi(engine) and not proc.is_leader:
+                # Stand-ins only (else one step spans the endpoint): an MPI engine's command is
+                # its leader's, so a follower node stands in for that step's rank there.
+                command = leader_command
+            else:
+                command = build_engine_command(engine, request)
+                leader_command = command
             stand_in_for: tuple[str, ...] = ()
             if ctx.stand_in is not None:
                 stand_in_for = command.argv

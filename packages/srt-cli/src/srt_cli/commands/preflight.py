@@ -41,7 +41,9 @@ def command(
     def step(source: Source) -> None:
         failed = 0
         for planned in session.plan_source(source):
-            findings = check_job(planned, session.cluster.config, search_path=search_path)
+            findings = check_job(
+                planned, session.cluster.config, search_path=search_path, python=session.python
+            )
             fatal = any(f.fatal for f in findings)
             click.echo(f"{'✗' if fatal else '✓'} {planned.job.label}: {planned.job.name}")
             for finding in findings:

@@ -72,7 +72,11 @@ def command(
     if not no_preflight and session.effective.preflight:
         search_path = preflight_path(edge, session.python)
         findings = [
-            f for f in check_job(job, session.cluster.config, search_path=search_path) if f.fatal
+            f
+            for f in check_job(
+                job, session.cluster.config, search_path=search_path, python=session.python
+            )
+            if f.fatal
         ]
         if findings:
             lines = "\n".join(f"  {job.job.label}: {f.field}: {f.message}" for f in findings)
