@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
 
 import msgspec
 
@@ -107,7 +106,3 @@ class History:
     def answer(self, text: str) -> None:
         self._contents.append(text)
         self._ids.extend(self._maker.encode([text])[0] if text else ())
-
-
-def total_turns(conversations: Sequence[Conversation]) -> int:
-    return sum(len(c.user_texts) for c in conversations)
