@@ -168,3 +168,16 @@ def test_the_plan_round_trips_and_the_stand_in_model_is_deterministic(
     vocab = json.loads(files["tokenizer.json"])["model"]["vocab"]
     assert vocab["w0"] == 3 and len(vocab) == 2003
     assert json.loads(files["tokenizer_config.json"])["eos_token"] == "</s>"
+
+
+def test_vllm_data_parallel_processes_behind_dynamo_each_register_a_mocker(
+    make_recipe: RecipeFactory, none_cluster: ClusterConfig
+) -> None:
+    args = {"data-parallel-size": 16, "tensor-parallel-size": 1}
+    roles = {"agg": {"nodes": 2, "workers": 1, "gpus": 16, "args": args}}
+    plan = plan_job(
+        make_recipe(engine="vllm", roles=roles), none_cluster, "n[0-1]", "7", stand_in=STAND_IN
+    )
+    workers = _workers(plan)
+    assert [w.argv[1:3] for w in workers] == [("-m", "dynamo.mocker")] * 2
+    assert plan.health.expected_decode == 2  # one instance per process, as the engine registers

@@ -18,7 +18,7 @@ from srt_planner.context import (
 )
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.engines.sidecar import sidecar_mode
-from srt_planner.engines.vllm import data_parallel, replica_size
+from srt_planner.engines.vllm import data_parallel, every_process_registers
 from srt_planner.errors import PlanningError
 from srt_planner.frontends import (
     RouterInput,
@@ -97,12 +97,12 @@ def _registered_instances(
     for role in resolve_roles(recipe):
         engine = engine_of(recipe, role.name)
         args = dict(role.config.args)
-        if not capabilities(engine).data_parallel or data_parallel(args) <= 1:
-            continue
         groups = [g for g in expanded if g[0].endpoint.role == role.name]
+        if not groups or not every_process_registers(engine, args, len(groups[0][0].gpus)):
+            continue
         if dp_launch_mode_of(engine) == "per_gpu":
             counts[role.name] = role.workers * data_parallel(args)
-        elif groups and replica_size(args) <= len(groups[0][0].gpus):
+        else:
             counts[role.name] = sum(len(g) for g in groups)
     return counts
 

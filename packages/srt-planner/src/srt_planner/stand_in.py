@@ -12,7 +12,8 @@ included: nothing needs a device) and the served model name. Each engine worker 
   srt_runtime.standin``, an OpenAI-compatible server on the worker's HTTP port that also binds
   the other ports the engine binds;
 - a follower rank of a multi-node worker (which serves nothing) or a vLLM shadow engine (a
-  standby): a process that waits to be stopped. MPI endpoints (TRT-LLM) run one process per node
+  standby): a process that waits to be stopped. vLLM data-parallel processes behind Dynamo are
+  not followers: each registers (the health gate counts them), so each becomes a mocker. MPI endpoints (TRT-LLM) run one process per node
   instead of one task per GPU.
 
 A mocker worker is already no GPU engine: only its ``--model-path`` moves to the stand-in model.
@@ -31,6 +32,7 @@ import msgspec
 from srt_planner._recipe import Engine
 from srt_planner.context import PlanContext
 from srt_planner.engines.base import EngineCommand, WorkerRequest
+from srt_planner.engines.vllm import every_process_registers
 from srt_planner.errors import PlanningError
 from srt_planner.plan import HttpProbe, StandIn
 from srt_schema.recipe import MockerBackend
@@ -232,7 +234,12 @@ def stand_in_command(
         at = argv.index("--model-path") + 1
         argv[at] = _model(ctx)
         return msgspec.structs.replace(original, argv=tuple(argv))
-    if not request.process.is_leader or request.process.engine > 0:
+    proc = request.process
+    # vLLM data-parallel ranks behind Dynamo register each process (they serve, not follow).
+    serving_rank = ctx.dynamo_workers and every_process_registers(
+        engine, dict(request.role.config.args), len(proc.gpus)
+    )
+    if (not proc.is_leader and not serving_rank) or proc.engine > 0:
         # A follower rank serves nothing, and a vLLM shadow engine is a standby: each lives as
         # long as its step.
         return msgspec.structs.replace(original, argv=("sleep", "infinity"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from srt_planner._recipe import Engine, capabilities, dp_launch_mode_of
 from srt_planner.engines._flags import flags_from_args
 from srt_planner.engines.base import (
     EngineCommand,
@@ -66,6 +67,15 @@ def replica_size(args: dict[str, Any]) -> int:
     tp = int(_arg(args, "tensor-parallel-size") or 1)
     pp = int(_arg(args, "pipeline-parallel-size") or 1)
     return tp * pp
+
+
+def every_process_registers(engine: Engine, args: dict[str, Any], process_gpus: int) -> bool:
+    """vLLM data parallelism behind Dynamo: every process of a worker registers its own Dynamo
+    instance (a per-GPU launch, or data-parallel replicas that fit one process), so the health
+    gate counts processes, not workers (docs/planner.md#health-gate)."""
+    if not capabilities(engine).data_parallel or data_parallel(args) <= 1:
+        return False
+    return dp_launch_mode_of(engine) == "per_gpu" or replica_size(args) <= process_gpus
 
 
 def data_parallel(args: dict[str, Any]) -> int:
