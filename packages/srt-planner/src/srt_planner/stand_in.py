@@ -195,8 +195,9 @@ def _mocker(
     out += ["--speedup-ratio", MOCKER_SPEEDUP]
     if request.disaggregated:
         out += ["--disaggregation-mode", request.role.name]
-    if "bootstrap" in proc.ports:
-        out += ["--bootstrap-ports", str(proc.ports["bootstrap"])]
+    bootstrap = proc.bound_ports.get("bootstrap")  # the leader's: ranks share it
+    if bootstrap is not None:
+        out += ["--bootstrap-ports", str(bootstrap)]
     plane = _flag(argv, "--request-plane")
     if plane in ("nats", "tcp"):
         out += ["--request-plane", plane]
