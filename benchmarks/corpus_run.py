@@ -235,7 +235,8 @@ def _check_job(job_dir: Path) -> list[str]:
     if status.get("status") != "completed":
         problems.append(f"status {status.get('status')} (exit {status.get('exit_code')})")
     plan = json.loads((job_dir / "plan.json").read_text())
-    events = [json.loads(line) for line in (job_dir / "status_events.jsonl").open()]
+    lines = (job_dir / "status_events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines if line.strip()]
     gated = plan["health"]["family"] != "none"
     if gated and not any(e.get("event") == "health" for e in events):
         problems.append("the health gate never passed")
