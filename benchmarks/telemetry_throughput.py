@@ -1,9 +1,12 @@
 """srt-telemetry throughput: our Prometheus text parser + Parquet writer vs prometheus-client's
-parser on the same ~50 MB of exporter text, and the scraper's CPU use at 100 ms over 3 endpoints.
+parser on the same ~50 MB of exporter text, the scraper's CPU use at 100 ms over 3 endpoints, and
+`power collect`'s CPU use at 1 s over 4 replaying DCGM exporters x 8 GPUs.
 
 Run from the repository root:  uv run --frozen python benchmarks/telemetry_throughput.py
-(`--mb 50 --scrape-seconds 20`; corpus from $SRT_CORPUS, default ../shared/corpus). Prints numbers;
-asserts nothing. Targets (issue 8): >= 5x prometheus-client's parse rate; < 5 % of one core.
+(`--mb 50 --scrape-seconds 20 --power-seconds 20`, `--only power` for one part; corpus from
+$SRT_CORPUS, default ../shared/corpus). Prints numbers; asserts nothing. Targets: >= 5x
+prometheus-client's parse rate, < 5 % of one core for the scraper (issue 8); < 2 % of one core
+for the power collector (issue 17).
 """
 
 from __future__ import annotations
@@ -208,15 +211,102 @@ def bench_scrape(dcgm: str, node: str, seconds: float) -> None:
     )
 
 
+REPLAY = (sys.executable, "-m", "srt_telemetry.testing", "replay-dcgm")
+
+
+def _start_replays(capture: Path, nodes: int, gpus: int) -> list[tuple[subprocess.Popen[str], str]]:
+    """`nodes` replaying DCGM exporters (real processes) of `capture`, `gpus` GPUs each."""
+    out = []
+    for k in range(nodes):
+        args = ["--capture", str(capture), "--gpus", str(gpus), "--hostname", f"node-{k:02d}"]
+        proc = subprocess.Popen(
+            [*REPLAY, *args, "--curve", "linear:200:0.5", "--gpu-offset-w", "5"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        out.append((proc, json.loads(proc.stdout.readline())["url"]))
+    return out
+
+
+def bench_power(seconds: float, nodes: int = 4, gpus: int = 8) -> None:
+    import msgspec
+
+    from srt_telemetry.config import ExpectedDevice, PowerConfig, PowerEndpoint
+
+    root = Path(os.environ.get("SRT_CORPUS", str(ROOT.parent / "shared" / "corpus")))
+    replays = _start_replays(root / "metrics" / "dcgm-gb200.txt", nodes, gpus)
+    with tempfile.TemporaryDirectory() as d:
+        hosts = [f"node-{k:02d}" for k in range(nodes)]
+        cfg = PowerConfig(
+            power_dir=f"{d}/power",
+            result_root=d,
+            endpoints=tuple(
+                PowerEndpoint(hostname=h, url=url)
+                for h, (_, url) in zip(hosts, replays, strict=True)
+            ),
+            expected_devices=tuple(
+                ExpectedDevice(hostname=h, gpu_index=g) for h in hosts for g in range(gpus)
+            ),
+            expected_windows=(),
+            collect_interval_ms=1000,
+        )
+        path = Path(d) / "power.json"
+        path.write_bytes(msgspec.json.encode(cfg))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "srt_telemetry", "power", "collect", "--config", str(path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        ready = subprocess.run(
+            [sys.executable, "-m", "srt_telemetry", "power", "wait-ready", "--config", str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        time.sleep(2.0)  # interpreter start-up and imports are not the steady state
+        c0, w0 = _cpu_seconds(proc.pid), time.monotonic()
+        e0 = sum(_cpu_seconds(p.pid) for p, _ in replays)
+        time.sleep(seconds)
+        c1, w1 = _cpu_seconds(proc.pid), time.monotonic()
+        e1 = sum(_cpu_seconds(p.pid) for p, _ in replays)
+        proc.terminate()
+        out, _ = proc.communicate(timeout=60)
+        state = json.loads((Path(d) / "power" / "collector.json").read_text())
+        for p, _ in replays:
+            p.terminate()
+            p.wait(timeout=10)
+    stats = json.loads(out)
+    pct = 100 * (c1 - c0) / (w1 - w0)
+    print(
+        f"power collect at 1 s over {nodes} replaying DCGM exporters x {gpus} GPUs "
+        f"(the GB200 capture), {seconds:.0f} s steady state:"
+    )
+    print(
+        f"  CPU {pct:.2f} % of one core; ready {ready.returncode == 0}, scrapes "
+        f"{stats['scrape_count']}, rows {stats['sample_row_count']:,}, reasons "
+        f"{stats['reason_codes']}, slowest scrape {1e3 * state['max_scrape_duration_seconds']:.1f} "
+        f"ms; the {nodes} exporters together {100 * (e1 - e0) / (w1 - w0):.2f} %"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--mb", type=float, default=50.0)
     ap.add_argument("--scrape-seconds", type=float, default=20.0)
+    ap.add_argument("--power-seconds", type=float, default=20.0)
+    ap.add_argument("--only", choices=("parse", "write", "scrape", "power"))
     args = ap.parse_args()
     dcgm, node = corpus()
-    bench_parse(dcgm, node, args.mb)
-    bench_write(dcgm, node, args.mb)
-    bench_scrape(dcgm, node, args.scrape_seconds)
+    if args.only in (None, "parse"):
+        bench_parse(dcgm, node, args.mb)
+    if args.only in (None, "write"):
+        bench_write(dcgm, node, args.mb)
+    if args.only in (None, "scrape"):
+        bench_scrape(dcgm, node, args.scrape_seconds)
+    if args.only in (None, "power"):
+        bench_power(args.power_seconds)
 
 
 if __name__ == "__main__":
