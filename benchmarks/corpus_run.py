@@ -210,20 +210,9 @@ def _srtctl() -> list[str]:
 
 def marked(marker: str) -> list[int]:
     """Live processes whose environment carries ``MARKER=marker``."""
-    needle = f"{MARKER}={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            found.append(int(entry.name))
-    return found
+    from srt_runtime.watchdog import marked_pids
+
+    return marked_pids(marker, variable=MARKER)
 
 
 def _check_job(job_dir: Path) -> list[str]:

@@ -13,8 +13,8 @@ included: nothing needs a device) and the served model name. Each engine worker 
   the other ports the engine binds;
 - a follower rank of a multi-node worker (which serves nothing) or a vLLM shadow engine (a
   standby): a process that waits to be stopped. vLLM data-parallel processes behind Dynamo are
-  not followers: each registers (the health gate counts them), so each becomes a mocker. MPI endpoints (TRT-LLM) run one process per node
-  instead of one task per GPU.
+  not followers: each registers (the health gate counts them), so each becomes a mocker. MPI
+  endpoints (TRT-LLM) run one process per node instead of one task per GPU.
 
 A mocker worker is already no GPU engine: only its ``--model-path`` moves to the stand-in model.
 The stand-in model is a word-level tokenizer folder (:func:`stand_in_model_files`) that the

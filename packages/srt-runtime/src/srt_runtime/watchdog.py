@@ -97,9 +97,10 @@ def _state(pid: int, proc: Path) -> str | None:
         return None
 
 
-def marked_pids(token: str, proc: Path = _PROC) -> list[int]:
-    """Live (non-zombie) processes of this user whose environment has ``SRT_LOCAL_JOB=token``."""
-    needle = f"{MARKER_VARIABLE}={token}".encode()
+def marked_pids(token: str, proc: Path = _PROC, *, variable: str = MARKER_VARIABLE) -> list[int]:
+    """Live (non-zombie) processes of this user whose environment has ``variable=token``
+    (``SRT_LOCAL_JOB`` by default; tests mark a whole run with a variable of their own)."""
+    needle = f"{variable}={token}".encode()
     own = os.getpid()
     found = []
     for entry in proc.iterdir():
