@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "tests" / "recipes"
 SHORT = ["--set", "benchmark.concurrencies=[2]", "--set", "benchmark.osl=8"]
 SHORT += ["--set", "benchmark.isl=32", "--set", "health_check.interval_seconds=1"]
+# every request asks for exactly osl tokens (sa-bench's default draws 0.8-1.0 x osl)
+SHORT += ["--set", "benchmark.random_range_ratio=1.0"]
 
 
 def _srtctl() -> str:
@@ -38,9 +40,9 @@ def _apply(recipe: Path, out: Path, *extra: str) -> tuple[Path, dict[str, Any]]:
 def test_sglang_workers_behind_the_real_sglang_router(tmp_path: Path) -> None:
     job_dir, plan = _apply(RECIPES / "sglang-agg-sglang-router.yaml", tmp_path)
     workers = [p for p in plan["processes"] if p["kind"] == "worker"]
-    leaders = [w for w in workers if w["argv"][1:3] == ["-m", "srt_runtime.standin"]]
-    followers = [w for w in workers if w["argv"] == ["sleep", "infinity"]]
-    assert len(leaders) == 2 and len(followers) == 2  # two 2-node TP workers
+    # two TP-4 workers, one per node of 4 GPUs: each is a stand-in server on its own node
+    assert [w["argv"][1:3] for w in workers] == [["-m", "srt_runtime.standin"]] * 2
+    assert len({w["nodes"][0] for w in workers}) == 2
     assert all("sglang.launch_server" in " ".join(w["stand_in_for"]) for w in workers)
     (router,) = [p for p in plan["processes"] if p["kind"] == "frontend"]
     assert router["argv"][1:3] == ["-m", "sglang_router.launch_router"]
