@@ -46,6 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Lines tests add to the end of the terminal summary (the corpus-run tier's per-case lines).
+    config.srt_summary_lines = []  # type: ignore[attr-defined]
     if MISSING and os.environ.get("SRT_REQUIRE_CORPUS") == "1":
         raise pytest.UsageError(
             "SRT_REQUIRE_CORPUS=1 but the corpus tier cannot run: " + "; ".join(MISSING)
@@ -63,5 +65,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in getattr(terminalreporter.config, "srt_summary_lines", []):
+        terminalreporter.write_line(line)
     if MISSING:
         terminalreporter.write_line(SKIP_LINE)

@@ -36,23 +36,20 @@ PRESENT = (RUNNER.CORPUS / "INDEX.md").is_file()
 # The documents carry a placeholder tokenizer path: `apply --stand-in-engines` sets its own.
 CASES = RUNNER.cases(RUNNER.CORPUS, Path("/nonexistent")) if PRESENT else []
 EXCEPTIONS: dict[str, str] = RUNNER.exceptions()
-LINES: list[str] = []
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
-    """One output base for the tier (the stand-in model is written once); at the end, every
-    case's line goes to the terminal summary."""
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-
-    def report() -> None:
-        if reporter is not None and LINES:
-            reporter.write_line("corpus-run tier (result, wall time, case, reason):")
-            for line in LINES:
-                reporter.write_line("  " + line)
-
-    request.addfinalizer(report)
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One output base for the tier (the stand-in model is written once)."""
     return tmp_path_factory.mktemp("corpus-run")
+
+
+def _report(config: pytest.Config, line: str) -> None:
+    """A line of the terminal summary (the root conftest prints them at the end)."""
+    lines: list[str] = config.srt_summary_lines  # type: ignore[attr-defined]
+    if not lines:
+        lines.append("corpus-run tier (result, wall time, case, note or reason):")
+    lines.append("  " + line)
 
 
 def test_every_exception_row_names_a_case() -> None:
@@ -65,13 +62,15 @@ def test_every_exception_row_names_a_case() -> None:
 
 
 @pytest.mark.parametrize("case", CASES or [None], ids=lambda c: c.key if c else "no-corpus")
-def test_recipe_runs_with_stand_in_engines(case: Any, base: Path) -> None:
+def test_recipe_runs_with_stand_in_engines(
+    case: Any, base: Path, request: pytest.FixtureRequest
+) -> None:
     if case is None:
         pytest.skip("no corpus")
     outcome = RUNNER.run_case(case, base)
     listed = EXCEPTIONS.get(case.key)
     mark = "pass" if outcome.passed else ("fail (listed)" if listed else "FAIL")
-    LINES.append(f"{mark:13} {outcome.seconds:6.1f} s  {case.key}  {outcome.reason}".rstrip())
+    _report(request.config, f"{mark:13} {outcome.seconds:6.1f} s  {case.key}  {outcome.reason}")
     if listed is not None:
         assert not outcome.passed, (
             f"{case.key} passes now: remove its row from docs/corpus-run.md ({listed})"
