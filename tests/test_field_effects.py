@@ -99,10 +99,119 @@ BASES: dict[str, dict[str, Any]] = {
         "{roles: {agg: {nodes: 3, workers: 3}}, frontend: {enable_multiple_frontends: true,"
         " num_additional_frontends: 2, nginx_session_affinity: true}}",
     ),
+    # Power telemetry: the GPU leg, then with each CPU leg on.
+    "power": _with(
+        _on("sglang"),
+        "{telemetry: {enabled: true, dcgm_exporter: {container_image: dcgm, port: 9401}}}",
+    ),
+    "power-cpu": _with(
+        _on("sglang"),
+        "{telemetry: {enabled: true, dcgm_exporter: {container_image: dcgm, port: 9401},"
+        " cpu_power: {enabled: true}, cpu_power_exporter: {port: 9405}}}",
+    ),
 }
 
 #: (field, base, fragment): setting the fragment on the base must change the plan.
 ROWS: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "telemetry.enabled",
+        "sglang",
+        yaml.safe_load(
+            "{telemetry: {enabled: true, dcgm_exporter: {container_image: dcgm, port: 9401}}}"
+        ),
+    ),
+    (
+        "telemetry.dcgm_exporter.container_image",
+        "power",
+        yaml.safe_load("{telemetry: {dcgm_exporter: {container_image: other-dcgm}}}"),
+    ),
+    (
+        "telemetry.dcgm_exporter.port",
+        "power",
+        yaml.safe_load("{telemetry: {dcgm_exporter: {port: 9499}}}"),
+    ),
+    (
+        "telemetry.dcgm_exporter.command",
+        "power",
+        yaml.safe_load(
+            "{telemetry: {dcgm_exporter: {command: 'dcgm-exporter -f /etc/counters.csv --address :{port}'}}}"
+        ),
+    ),
+    (
+        "telemetry.dcgm_exporter.binary",
+        "power",
+        yaml.safe_load("{telemetry: {dcgm_exporter: {binary: /opt/dcgm-exporter}}}"),
+    ),
+    (
+        "telemetry.collect_interval_ms",
+        "power",
+        yaml.safe_load("{telemetry: {collect_interval_ms: 500}}"),
+    ),
+    (
+        "telemetry.collector_join_timeout_seconds",
+        "power",
+        yaml.safe_load("{telemetry: {collector_join_timeout_seconds: 60}}"),
+    ),
+    (
+        "telemetry.request_timeout_seconds",
+        "power",
+        yaml.safe_load("{telemetry: {request_timeout_seconds: 5}}"),
+    ),
+    (
+        "telemetry.required",
+        "power",
+        yaml.safe_load("{telemetry: {required: true}}"),
+    ),
+    (
+        "telemetry.startup_timeout_seconds",
+        "power",
+        yaml.safe_load("{telemetry: {startup_timeout_seconds: 5}}"),
+    ),
+    (
+        "telemetry.storage_subdir",
+        "power",
+        yaml.safe_load("{telemetry: {storage_subdir: watts}}"),
+    ),
+    (
+        "telemetry.cpu_power_exporter.port",
+        "power",
+        yaml.safe_load("{telemetry: {cpu_power_exporter: {port: 9500}}}"),
+    ),
+    (
+        "telemetry.cpu_power_exporter.source",
+        "power-cpu",
+        yaml.safe_load("{telemetry: {cpu_power_exporter: {source: acpi}}}"),
+    ),
+    (
+        "telemetry.cpu_power.enabled",
+        "power",
+        yaml.safe_load("{telemetry: {cpu_power: {enabled: true}}}"),
+    ),
+    (
+        "telemetry.cpu_power.required",
+        "power-cpu",
+        yaml.safe_load("{telemetry: {cpu_power: {required: true}}}"),
+    ),
+    (
+        "telemetry.cpu_power.sample_interval_seconds",
+        "power-cpu",
+        yaml.safe_load("{telemetry: {cpu_power: {sample_interval_seconds: 0.5}}}"),
+    ),
+    (
+        "telemetry.cpu_power.source",
+        "power-cpu",
+        yaml.safe_load("{telemetry: {cpu_power: {source: acpi}}}"),
+    ),
+    (
+        "telemetry.cpu_power.startup_timeout_seconds",
+        "power-cpu",
+        yaml.safe_load("{telemetry: {cpu_power: {startup_timeout_seconds: 5}}}"),
+    ),
+    (
+        "telemetry.cpu_power.storage_subdir",
+        "power-cpu",
+        yaml.safe_load("{telemetry: {cpu_power: {storage_subdir: cpu}}}"),
+    ),
     ("benchmark.req_rate", "mocker", yaml.safe_load("{benchmark: {req_rate: 4}}")),
     (
         "benchmark.random_range_ratio",

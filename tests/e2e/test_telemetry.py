@@ -1,6 +1,7 @@
 """Scenario 9: the Tachometer scraper captures Debian's node exporter, started on every node of
 a three-node job, into ``final.parquet``; every exporter was scraped at its own node's address
-(``http://nodeN:9101``), so each one answered from its own node."""
+(``http://nodeN:9101``), so each one answered from its own node, and its rows went through the
+``node_exporter`` filter (renamed metrics, a ``mode`` column, the ``hostname`` column)."""
 
 from __future__ import annotations
 
@@ -29,12 +30,14 @@ def test_the_scraper_captures_the_node_exporter_of_every_worker_node(srt) -> Non
     exporters = frame.filter(pl.col("scraper_endpoint").str.starts_with("node-exporter_"))
     for node in worker_nodes:
         mine = exporters.filter(pl.col("scraper_endpoint") == f"node-exporter_{node}")
-        assert set(mine["node"].unique()) == {node}
-        memory = mine.filter(pl.col("metric_name") == "node_memory_MemTotal_bytes")
+        assert set(mine["hostname"].unique()) == {node}
+        # The node_exporter filter: the node_ prefix dropped, CPU seconds as per-mode aggregates.
+        memory = mine.filter(pl.col("metric_name") == "memory_MemTotal_bytes")
         assert memory.height > 0, node
         assert memory["metric_value"].min() > 0
-        cpu = mine.filter(pl.col("metric_name").str.starts_with("node_cpu_seconds_total{"))
+        cpu = mine.filter(pl.col("metric_name").str.starts_with("cpu_time_"))
         assert cpu.height > 0, node
+        assert set(cpu.filter(pl.col("mode") != "")["mode"].unique()) >= {"idle", "user"}, node
     summary = (job.job_dir / "logs" / "tachometer.out").read_text().splitlines()[-1]
     scrapes = json.loads(summary)["scrapes"]
     assert all(scrapes[f"node-exporter_{node}"] > 0 for node in worker_nodes)

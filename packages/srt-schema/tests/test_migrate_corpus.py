@@ -257,11 +257,8 @@ def test_migrating_a_migrated_corpus_file_changes_nothing(path: Path) -> None:
 
 
 # Half-migrated v2 files whose v1 keys migrate away but that a cross-field rule then refuses (the
-# first issue's path). power-noprof enables power telemetry, which srt does not plan yet
-# (validate/unsupported_rules.py).
-MIGRATED_V2_REFUSED: dict[str, str] = {
-    "NVIDIA/srt-slurm/examples/features/power-noprof.yaml": "$.telemetry.enabled",
-}
+# first issue's path). None today: power-noprof (power telemetry) loads since srt plans it.
+MIGRATED_V2_REFUSED: dict[str, str] = {}
 
 
 def v2_files() -> list[Path]:

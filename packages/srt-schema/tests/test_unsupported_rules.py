@@ -28,11 +28,6 @@ _MOCKER: dict[str, Any] = {
     "benchmark": {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
 }
 
-_TELEMETRY = (
-    "power telemetry (the telemetry: block) is not planned by srt yet: it would collect "
-    "nothing, and enabling it drops the default DCGM exporter; remove the telemetry block "
-    "(GPU metrics are still scraped by observability.tachometer)"
-)
 _ROLE_MOCKER = (
     "a role-specific mocker engine is not supported (the mocker needs the Dynamo frontend, which "
     "role-specific engines do not support), so its settings would never run; use one top-level "
@@ -73,21 +68,10 @@ def _refusals(fragment: dict[str, Any], base: dict[str, Any] = _MOCKER) -> list[
 @pytest.mark.parametrize(
     ("fragment", "expected"),
     [
-        (
-            {"telemetry": {"enabled": True, "cpu_power": {"enabled": True}}},
-            [
-                ("$.telemetry.enabled", _TELEMETRY),
-                ("$.telemetry.cpu_power.enabled", _TELEMETRY),
-            ],
-        ),
-        (
-            {"telemetry": {"cpu_power_exporter": {"port": 9500}}},
-            [
-                ("$.telemetry.cpu_power_exporter.port", _TELEMETRY),
-                ("$.telemetry.cpu_power_exporter.source", _TELEMETRY),
-            ],
-        ),
-        ({"telemetry": {"storage_subdir": "watts"}}, [("$.telemetry.storage_subdir", _TELEMETRY)]),
+        # Power telemetry is planned (srt_planner.power): no longer refused.
+        ({"telemetry": {"enabled": True, "cpu_power": {"enabled": True}}}, []),
+        ({"telemetry": {"cpu_power_exporter": {"port": 9500}}}, []),
+        ({"telemetry": {"storage_subdir": "watts"}}, []),
         (
             {"dynamo": {"top_of_tree": True}},
             [

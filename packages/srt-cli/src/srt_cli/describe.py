@@ -130,6 +130,32 @@ def _argv_section(plan: JobPlan) -> str:
     return "\n".join(out)
 
 
+def _finalize_lines(plan: JobPlan) -> list[str]:
+    """The steps the supervisor runs after the benchmark (also on failure or cancel)."""
+    if not plan.finalize:
+        return []
+    out = [
+        f"--- finalize (after the benchmark, also on failure or cancel; on "
+        f"{plan.node_roles.head}, in order) ---"
+    ]
+    for step in plan.finalize:
+        out.append(f"  {step.name}: $ {shlex.join(step.argv)}")
+        if step.stop_first:
+            out.append(f"      first stops: {', '.join(step.stop_first)}")
+        added = [
+            (step.interrupted_args, "if the run was aborted"),
+            (step.reap_forced_args, "if the benchmark had to be stopped"),
+        ]
+        if step.exited_watch:
+            added.insert(0, (step.exited_args, f"if {', '.join(step.exited_watch)} exited"))
+        for args, when in added:
+            if args:
+                out.append(f"      adds {shlex.join(args)} {when}")
+        if step.fails_job:
+            out.append("      a non-zero exit fails the job")
+    return [*out, ""]
+
+
 def _files_section(plan: JobPlan) -> str:
     if not plan.files:
         return "  (none)"
@@ -174,6 +200,7 @@ def describe_job(planned: PlannedJob, *, header: str) -> str:
         "--- commands ---",
         _argv_section(plan),
         "",
+        *_finalize_lines(plan),
         "--- generated files ---",
         _files_section(plan),
         "",

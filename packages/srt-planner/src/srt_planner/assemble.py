@@ -43,6 +43,7 @@ from srt_planner.plan import (
 )
 from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator, check_port_conflicts
 from srt_planner.post_eval import EvalRequest, build_post_eval
+from srt_planner.power import build_power
 from srt_planner.preamble import FINGERPRINT_SCRIPT
 from srt_planner.services import build_services
 from srt_planner.srun import SrunStep, render_srun
@@ -322,7 +323,17 @@ def plan_job(
         # EVAL_ONLY: the eval replaces the benchmark (docs/telemetry-and-bench.md#post-eval).
         bench, bench_files, bench_config = [], [], None
     telemetry, telemetry_files = build_telemetry(ctx, [*services, *workers, *frontends])
-    processes = [*setup, *services, *workers, *frontends, *telemetry, *bench, *evals]
+    power = build_power(ctx, [*services, *workers, *frontends])
+    processes = [
+        *setup,
+        *services,
+        *workers,
+        *frontends,
+        *power.processes,
+        *telemetry,
+        *bench,
+        *evals,
+    ]
     processes.sort(key=lambda spec: START_PHASES.index(spec.phase))
     _validate(processes, nodes, ctx.local)
     files: dict[str, GeneratedFile] = {}
@@ -331,6 +342,7 @@ def plan_job(
         *worker_files,
         *frontend_files,
         *telemetry_files,
+        *power.files,
         *bench_files,
         *eval_files,
     ]:
@@ -360,6 +372,7 @@ def plan_job(
         identity=None if recipe.identity == IdentityConfig() else recipe.identity,
         fingerprint_script=FINGERPRINT_SCRIPT if workers else None,
         teardown=tuple(teardown),
+        finalize=power.finalize,
         # The recipe as loaded already carries srtslurm.yaml's reporting default.
         reporting=recipe.reporting,
         cluster=cluster.cluster,

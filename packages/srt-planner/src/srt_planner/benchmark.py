@@ -12,6 +12,7 @@ from srt_planner.engines.base import WorkerProcess
 from srt_planner.frontends import FrontendLayout, RouterInput, placed_node, public_url
 from srt_planner.mounts import is_hf_model
 from srt_planner.plan import GeneratedFile, ProcessSpec
+from srt_planner.power import window_dir
 from srt_planner.srun import SrunStep, render_srun, wrap_command
 from srt_schema.recipe import BenchmarkConfig
 
@@ -125,6 +126,10 @@ def build_benchmark(
         env[f"SRT_SERVICE_{key}_NODE_COUNT"] = str(len(pool))
     env |= ctx.recipe.environment
     env |= bench.env
+    windows = window_dir(ctx)
+    if windows is not None:
+        # Power telemetry: srt-bench stamps each measured phase's window here (it creates it).
+        env["SRT_MEASUREMENT_WINDOW_DIR"] = windows
     argv: tuple[str, ...]
     if bench.type == "custom" and bench.command:
         argv = ("bash", "-lc", bench.command)

@@ -3,7 +3,9 @@
 While Tachometer is on (the default) and ``default_exporters`` is true, three services are implied:
 ``dcgm-exporter`` (GPU, 9401, distroless image: no bash wrapper), ``node-exporter`` (9101) and
 ``process-exporter`` (host-native, every node, 9256). A recipe block or a declared service of the
-same name wins; ``telemetry.dcgm_exporter`` (power telemetry) takes the DCGM exporter's place.
+same name wins. With ``telemetry.enabled``, ``telemetry.dcgm_exporter`` is the DCGM exporter (also
+when Tachometer is off): one exporter, scraped by the power collector and by Tachometer. ``{port}``
+in an exporter's ``command`` is its port.
 Images need a container runtime: with ``container_runtime: none`` only exporters configured with
 a host ``binary`` are planned.
 """
@@ -67,7 +69,7 @@ def _service(
     if config is not None:
         image, port = config.container_image or None, config.port
         if config.command:
-            command = tuple(shlex.split(config.command))
+            command = tuple(shlex.split(config.command.replace("{port}", str(port))))
         if config.binary:
             image = None
             command = (config.binary, *command[1:])
@@ -87,12 +89,34 @@ def _service(
     )
 
 
+def _power_exporter(ctx: PlanContext) -> ServiceConfig | None:
+    """``telemetry.dcgm_exporter``: the one DCGM exporter power telemetry and Tachometer share."""
+    telemetry = ctx.recipe.telemetry
+    config = telemetry.dcgm_exporter if telemetry.enabled else None
+    if config is None:
+        return None
+    port = config.port
+    return _service(
+        ctx,
+        "dcgm-exporter",
+        config,
+        image=DCGM_IMAGE,
+        port=port,
+        # 100 ms sampling inside the exporter: dense power curves for the windows.
+        command=("dcgm-exporter", "--collect-interval=100", "--address", f":{port}"),
+        node="workers",
+    )
+
+
 def implied_exporters(ctx: PlanContext) -> list[tuple[ServiceConfig, str]]:
+    out: list[tuple[ServiceConfig, str]] = []
+    power = _power_exporter(ctx)
+    if power is not None:
+        out.append((power, "telemetry.dcgm_exporter"))
     tachometer = ctx.recipe.observability.tachometer
     if tachometer.enabled is False or not tachometer.default_exporters:
-        return []
+        return out
     reason = "observability.tachometer default exporters"
-    out: list[tuple[ServiceConfig, str]] = []
     telemetry = ctx.recipe.telemetry
     if not (telemetry.enabled and telemetry.dcgm_exporter is not None):
         gpu = tachometer.dcgm_exporter or tachometer.default_gpu_exporter

@@ -21,6 +21,7 @@ __all__ = [
     "START_PHASES",
     "AllocationRequest",
     "ContainerSpec",
+    "FinalizeStep",
     "GeneratedFile",
     "HealthGate",
     "HetComponent",
@@ -201,6 +202,35 @@ class ProcessSpec(_Struct, frozen=True, kw_only=True):
     stand_in_for: tuple[str, ...] = ()
 
 
+class FinalizeStep(_Struct, frozen=True, kw_only=True):
+    """A step the supervisor runs itself on the head node after the benchmark, also when the run
+    failed or was cancelled (docs/design.md#finalize): power telemetry's verdict and energy.
+
+    Not an ``srun`` step: a cancelled job can start no new steps, so the supervisor runs ``argv``
+    as its own subprocess (its interpreter's ``bin/`` first on PATH), after stopping the processes
+    named in ``stop_first`` and before the rest of the cleanup. The flags the run's outcome adds
+    are data here, so ``dry-run`` shows exactly what can be passed.
+    """
+
+    name: str
+    argv: tuple[str, ...]
+    #: Relative to the log directory.
+    log_file: str
+    #: Processes stopped (SIGTERM, their ``stop_grace_seconds``) before this step runs.
+    stop_first: tuple[str, ...] = ()
+    #: Processes whose exit before the cleanup (a crash, not our stop) adds ``exited_args``;
+    #: ``{name}`` in them is replaced by the process name, once per exited process.
+    exited_watch: tuple[str, ...] = ()
+    exited_args: tuple[str, ...] = ()
+    #: Added when the run was aborted (a failure, a cancel, the time limit).
+    interrupted_args: tuple[str, ...] = ()
+    #: Added when the benchmark was still running and had to be stopped for this step.
+    reap_forced_args: tuple[str, ...] = ()
+    #: A non-zero exit fails the job (its exit code only ever goes 0 -> 1).
+    fails_job: bool = False
+    timeout_seconds: float = 120.0
+
+
 class StandIn(_Struct, frozen=True, kw_only=True):
     """The stand-in engine mode of a plan (``srtctl apply --stand-in-engines``,
     ``srt_planner.stand_in``): the stand-in model folder, as the programs see it."""
@@ -324,6 +354,8 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     #: Host teardown steps (``host_setup.teardown``), run during cleanup only if host_setup ran;
     #: their failures are logged and never change the exit code.
     teardown: tuple[ProcessSpec, ...] = ()
+    #: Run after the benchmark (and on failure or cancel), before the cleanup, in order.
+    finalize: tuple[FinalizeStep, ...] = ()
     #: The effective ``reporting`` block (the recipe's, else ``srtslurm.yaml``'s default): status
     #: endpoints, token variable names, log streaming, S3 upload, AI analysis. ``plan.json``
     #: holds each secret field as its srt_schema.secrets marker; the runtime takes the value from

@@ -173,6 +173,9 @@ def _instances(
     ctx: PlanContext, service: ServiceConfig, workers: Sequence[WorkerProcess]
 ) -> list[_Instance]:
     nodes = _nodes(ctx, service, workers)
+    if ctx.local and service.type.endswith("-exporter"):
+        # The local launcher's nodes are one host, and an exporter reports the machine: one.
+        nodes = nodes[:1]
     placement = _placement(service)
     if placement.per != "worker":
         return [_Instance(node=node) for node in nodes]

@@ -2,7 +2,10 @@
 
 Collects on every run unless ``observability.tachometer.enabled: false``. Endpoints: every worker
 process's metrics (Dynamo: the system port; native servers: their HTTP port), every frontend,
-and each service's declared ``metrics``. The config file matches srt-telemetry's ``ScrapeConfig``.
+and each service's declared ``metrics``, each with its kind's filter (``backend``, ``frontend``,
+``dcgm`` with the GPU owners as ``gpu_metadata``, ``node_exporter``, else ``passthrough``) and its
+metadata columns (``hostname``, ``worker_role``/``worker_index``/``worker_process``,
+``frontend_index``, ``service``). The config file matches srt-telemetry's ``ScrapeConfig``.
 The scraper runs on the bench node's bare host (srt-telemetry is installed on compute nodes).
 """
 
@@ -15,6 +18,7 @@ import msgspec
 
 from srt_planner.context import PlanContext
 from srt_planner.plan import GeneratedFile, ProcessSpec
+from srt_planner.power import gpu_assignments
 from srt_planner.services import effective_services
 from srt_planner.srun import SrunStep, render_srun
 from srt_schema.recipe import ServiceConfig, ServiceMetricsConfig
@@ -24,22 +28,39 @@ __all__ = ["TACHOMETER_CONFIG", "build_telemetry"]
 TACHOMETER_CONFIG = "tachometer_config.json"
 
 
+#: The scrape filter of each exporter kind (srt-telemetry's README, "Filters").
+_SERVICE_FILTERS = {"dcgm-exporter": "dcgm", "node-exporter": "node_exporter"}
+
+
 def _endpoint(
-    name: str, url: str, interval: int, node: str, extra: Mapping[str, str]
+    name: str,
+    url: str,
+    interval: int,
+    metadata: Mapping[str, str],
+    extra: Mapping[str, str],
+    *,
+    filter: str,
+    gpu_metadata: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """One scrape endpoint; ``extra`` (``tachometer.extra_metadata``) becomes constant columns
-    of every row it yields, next to ``node`` (which srt sets and a recipe key cannot replace)."""
-    return {
+    of every row it yields, next to ``metadata`` (which srt sets and a recipe key cannot
+    replace)."""
+    endpoint: dict[str, Any] = {
         "name": name,
         "url": url,
         "collect_interval_ms": interval,
-        "node_metadata": {**extra, "node": node},
+        "filter": filter,
+        "node_metadata": {**extra, **metadata},
     }
+    if gpu_metadata:
+        endpoint["gpu_metadata"] = {gpu: dict(meta) for gpu, meta in gpu_metadata.items()}
+    return endpoint
 
 
 def _service_metrics(
     spec: ProcessSpec, ctx: PlanContext, by_name: dict[str, ServiceConfig]
-) -> list[tuple[str, str]]:
+) -> list[tuple[str, str, str]]:
+    """(endpoint name, URL, service type) of each metrics listener of a service process."""
     service = by_name.get(spec.role)
     if service is None:
         return []
@@ -54,8 +75,16 @@ def _service_metrics(
         label = entry.name or service.name
         node = spec.nodes[0]
         url = f"http://{ctx.address(node)}:{entry.port}{entry.path}"
-        out.append((f"{label}_{node}", url))
+        out.append((f"{label}_{node}", url, service.type))
     return out
+
+
+def _gpu_owners(processes: Sequence[ProcessSpec]) -> dict[str, dict[str, dict[str, str]]]:
+    """node -> GPU number -> the worker process that uses it (DCGM rows' columns)."""
+    owners: dict[str, dict[str, dict[str, str]]] = {}
+    for (node, gpu), assignments in gpu_assignments(processes).items():
+        owners.setdefault(node, {})[str(gpu)] = {k: str(v) for k, v in assignments[0].items()}
+    return owners
 
 
 def build_telemetry(
@@ -68,22 +97,58 @@ def build_telemetry(
     extra = tachometer.extra_metadata
     endpoints: list[dict[str, Any]] = []
     services = {s.name: s for s, _ in effective_services(ctx)}
+    owners = _gpu_owners(processes)
+    process_rank: dict[tuple[str, int], int] = {}
+    frontends = 0
     for spec in processes:
         node = spec.nodes[0] if spec.nodes else ""
         match spec.kind:
             case "worker":
+                key = (spec.role, spec.index)
+                rank = process_rank.get(key, 0)
+                process_rank[key] = rank + 1
                 port = spec.ports.get("sys") if ctx.dynamo_workers else spec.ports.get("http")
                 if port:
                     url = f"http://{ctx.address(node)}:{port}/metrics"
-                    endpoints.append(_endpoint(spec.name, url, interval, node, extra))
+                    metadata = {
+                        "hostname": node,
+                        "worker_role": spec.role,
+                        "worker_index": str(spec.index),
+                        "worker_process": str(rank),
+                    }
+                    endpoints.append(
+                        _endpoint(spec.name, url, interval, metadata, extra, filter="backend")
+                    )
             case "frontend":
                 port = spec.ports.get("http")
                 if port:
                     url = f"http://{ctx.address(node)}:{port}/metrics"
-                    endpoints.append(_endpoint(spec.name, url, interval, node, extra))
+                    metadata = {"hostname": node, "frontend_index": str(frontends)}
+                    endpoints.append(
+                        _endpoint(spec.name, url, interval, metadata, extra, filter="frontend")
+                    )
+                frontends += 1
             case "service":
-                for name, url in _service_metrics(spec, ctx, services):
-                    endpoints.append(_endpoint(name, url, interval, node, extra))
+                for name, url, kind in _service_metrics(spec, ctx, services):
+                    metadata = {
+                        "hostname": node,
+                        "job_id": ctx.job_id,
+                        "run_name": f"{ctx.recipe.name}_{ctx.job_id}",
+                        "service": spec.role,
+                    }
+                    scrape_filter = _SERVICE_FILTERS.get(kind, "passthrough")
+                    gpus = owners.get(node) if scrape_filter == "dcgm" else None
+                    endpoints.append(
+                        _endpoint(
+                            name,
+                            url,
+                            interval,
+                            metadata,
+                            extra,
+                            filter=scrape_filter,
+                            gpu_metadata=gpus,
+                        )
+                    )
             case _:
                 pass
     if not endpoints:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import itertools
 import signal
 import time
+from collections.abc import Sequence
 
 from srt_planner.plan import ProcessKind
 from srt_runtime.process import Proc
 from srt_runtime.supervisor import Supervisor
 
-__all__ = ["KIND_RANK", "stop_all"]
+__all__ = ["KIND_RANK", "stop_all", "stop_group"]
 
 KIND_RANK: dict[ProcessKind, int] = {
     "benchmark": 0,
@@ -33,6 +34,32 @@ def _tier(proc: Proc) -> tuple[int, int]:
     return proc.spec.stop_tier, KIND_RANK[proc.spec.kind]
 
 
+def stop_group(sup: Supervisor, group: Sequence[Proc]) -> None:
+    """SIGTERM every process of ``group`` (reverse order, no wait), then give each its
+    ``stop_grace_seconds`` before SIGKILL; never raises."""
+    signalled = time.monotonic()
+    for proc in reversed(group):
+        proc.stopping = True
+        proc.handle.signal(signal.SIGTERM)
+    for proc in group:
+        left = signalled + proc.spec.stop_grace_seconds - time.monotonic()
+        if not proc.done.wait(max(0.0, left)):
+            sup.log.warning(
+                "%s on %s did not stop within %g s of SIGTERM; killing it",
+                proc.spec.name,
+                proc.node,
+                proc.spec.stop_grace_seconds,
+            )
+            proc.handle.kill()
+            if not proc.done.wait(_KILL_WAIT):
+                sup.log.error(
+                    "%s on %s survived SIGKILL (pid %d)",
+                    proc.spec.name,
+                    proc.node,
+                    proc.handle.pid,
+                )
+
+
 def stop_all(sup: Supervisor) -> None:
     """Stop every running process of the run, tier by tier; never raises."""
     sup.cleaning = True
@@ -40,26 +67,6 @@ def stop_all(sup: Supervisor) -> None:
     for tier, members in itertools.groupby(running, key=_tier):
         group = list(members)
         sup.log.info("Stopping tier %s: %s", tier, ", ".join(p.spec.name for p in group))
-        signalled = time.monotonic()
-        for proc in reversed(group):
-            proc.stopping = True
-            proc.handle.signal(signal.SIGTERM)
-        for proc in group:
-            left = signalled + proc.spec.stop_grace_seconds - time.monotonic()
-            if not proc.done.wait(max(0.0, left)):
-                sup.log.warning(
-                    "%s on %s did not stop within %g s of SIGTERM; killing it",
-                    proc.spec.name,
-                    proc.node,
-                    proc.spec.stop_grace_seconds,
-                )
-                proc.handle.kill()
-                if not proc.done.wait(_KILL_WAIT):
-                    sup.log.error(
-                        "%s on %s survived SIGKILL (pid %d)",
-                        proc.spec.name,
-                        proc.node,
-                        proc.handle.pid,
-                    )
+        stop_group(sup, group)
     for proc in sup.procs:
         proc.handle.release()

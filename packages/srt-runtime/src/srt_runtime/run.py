@@ -2,7 +2,8 @@
 
 Order (docs/design.md#supervisor-stages): host_setup -> infra -> before_workers (incl. model staging
 one-shots) -> workers -> frontends -> health gate -> after_frontend -> telemetry -> benchmark ->
-post_eval -> (terminal services wait / serving) -> cleanup -> host teardown -> diagnosis -> lock,
+post_eval -> (terminal services wait / serving) -> finalize steps (power telemetry's verdict, on
+every path) -> cleanup -> host teardown -> diagnosis -> lock,
 status.
 
 A serving plan (``JobPlan.serve_only``: ``benchmark.type: manual`` or ``--serve-only``) has no
@@ -23,6 +24,7 @@ from srt_runtime.cleanup import stop_all
 from srt_runtime.clock import Clock
 from srt_runtime.diagnosis import TAIL_LINES, Failure, read_tail, render_diagnosis
 from srt_runtime.errors import AbortError, LaunchError, StageError
+from srt_runtime.finalize import run_finalize
 from srt_runtime.launch import Launcher
 from srt_runtime.lockfile import update_lockfile
 from srt_runtime.stages import (
@@ -180,11 +182,13 @@ def run_job(
         job_dir, job_id=plan.job_id, status="running", started_at=iso_millis_offset(clock.wall())
     )
     code = 1
+    ended_normally = False
     armed = bool(group_phase(plan, "host_setup")) or bool(plan.teardown)
     guards = arm_teardown(sup) if armed else {}
     try:
         write_generated_files(plan, log_dir)
         code = _stages(sup, sink, job_dir)
+        ended_normally = True
     except AbortError:
         code = 1
     except (StageError, LaunchError) as exc:
@@ -193,6 +197,7 @@ def run_job(
     finally:
         interrupted = sink.stage
         sink.emit("cleanup", "running")
+        finalized = run_finalize(sup, interrupted=not ended_normally or sup.stop_reason is not None)
         stop_all(sup)
         if armed:
             run_teardown(sup, guards)
@@ -211,6 +216,9 @@ def run_job(
                 detected_at=clock.monotonic(),
             )
         )
+    if finalized is not None and sup.failure is None:
+        # Power telemetry that was required and is not publishable (or broke): 0 -> 1 only.
+        sup.fail(finalized)
     if sup.failure is not None:
         code = 1
     if sup.restarts.doc.endpoints:

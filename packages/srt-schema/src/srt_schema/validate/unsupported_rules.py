@@ -24,7 +24,6 @@ from srt_schema.recipe import (
     MockerBackend,
     ProfilingPhaseConfig,
     Recipe,
-    TelemetryConfig,
     TRTLLMBackend,
 )
 from srt_schema.roles import engine_of, resolve_roles
@@ -68,13 +67,6 @@ def _changed(value: Any, default: Any, prefix: str) -> Iterator[str]:
         return
     if value != default:
         yield prefix
-
-
-def _telemetry(recipe: Recipe) -> Iterator[str]:
-    tel = recipe.telemetry
-    yield from _changed(
-        msgspec.to_builtins(tel), msgspec.to_builtins(TelemetryConfig()), "$.telemetry"
-    )
 
 
 def _when(condition: Callable[[Recipe], bool], path: str) -> Callable[[Recipe], Iterator[str]]:
@@ -146,15 +138,8 @@ def _benchmark_sweep(recipe: Recipe) -> Iterator[str]:
         yield "$.benchmark.sweep.parameters"
 
 
-_TELEMETRY = (
-    "power telemetry (the telemetry: block) is not planned by srt yet: it would collect nothing, "
-    "and enabling it drops the default DCGM exporter; remove the telemetry block (GPU metrics "
-    "are still scraped by observability.tachometer)"
-)
-
 #: Recipe fields refused when set to a value with an effect (checked by ``RULES``).
 RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
-    Unsupported("telemetry", _telemetry, _TELEMETRY),
     Unsupported(
         "dynamo.top_of_tree",
         _when(lambda r: r.dynamo.top_of_tree, "$.dynamo.top_of_tree"),
