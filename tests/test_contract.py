@@ -228,3 +228,123 @@ def test_every_status_body_the_runtime_sends_decodes_in_the_collector() -> None:
             "artifacts": None,
             "benchmark_results": None,
         }
+
+
+# --- power -> rollup: srt-telemetry's power files, merged by `srt-bench energy` -----------------
+
+
+def test_energy_json_and_manifest_json_that_srt_telemetry_writes_decode_in_srt_benchs_merge(
+    tmp_path: Path,
+) -> None:
+    """srt-bench writes the rollup and the window, srt-telemetry's real finalization writes
+    `manifest.json` + `energy.json` (and its real CSV writers the CPU rows), then srt-bench's
+    energy merge reads them without importing srt-telemetry."""
+    import csv
+
+    from srt_bench.energy import apply_energy
+    from srt_bench.rollup import build_sa_bench_rollup, write_rollup
+    from srt_bench.windows import build_window, write_window
+    from srt_schema.rollup import decode_rollup
+    from srt_telemetry.atomic import write_json_atomic
+    from srt_telemetry.config import (
+        ExpectedDevice,
+        ExpectedWindow,
+        PowerConfig,
+        PowerEndpoint,
+        WorkerAssignment,
+    )
+    from srt_telemetry.cpu_collect import CPU_HEADER, build_rows
+    from srt_telemetry.cpu_scrape import CPU_EXPORTER_HEADER
+    from srt_telemetry.cpu_sources import ChannelReading
+    from srt_telemetry.power_finalize import RuntimeFacts, finalize_power
+    from srt_telemetry.power_manifest import CollectorState
+    from srt_telemetry.power_samples import Sample, SamplesWriter
+
+    log, start, end = tmp_path / "logs", 1000.5, 1010.5
+    power = log / "power"
+    (power / "windows").mkdir(parents=True)
+    stem = "results_concurrency_4_gpus_2"
+    result_path = f"sa-bench_isl_128_osl_64/{stem}.json"
+    result = {
+        **_sa_bench_result(4),
+        "benchmark_start_time_unix": start,
+        "benchmark_end_time_unix": end,
+        "duration": end - start,
+    }
+    (log / result_path).parent.mkdir(parents=True)
+    (log / result_path).write_text(json.dumps(result))
+    write_rollup(log, build_sa_bench_rollup([result], isl=128, osl=64, timestamp="t"), None)
+    write_window(
+        power / "windows",
+        stem,
+        build_window(
+            benchmark_type="sa-bench", result_path=result_path, concurrency=4, start_unix=start,
+            end_unix=end, duration=end - start, status="completed", reason=None,
+        ),
+    )  # fmt: skip
+    samples = SamplesWriter(power / "samples.csv")
+    for seq in range(13):  # one sample a second, 999..1011 s; GPU 1 ramps up
+        t = 999.0 + seq
+        samples.write(
+            Sample(timestamp_unix=t, scrape_seq=seq, hostname="n1", gpu_index=g,
+                   gpu_uuid=f"GPU-{g}", power_w=100.0 + g * (50.0 + seq))
+            for g in (0, 1)
+        )  # fmt: skip
+    samples.close()
+    write_json_atomic(
+        power / "collector.json",
+        CollectorState(
+            status="stopped", ready=True, started_at_unix=998.0, stopped_at_unix=1012.0,
+            scrape_count=13, sample_row_count=26,
+        ),
+    )  # fmt: skip
+    agg = WorkerAssignment(worker_role="agg", worker_index=0, worker_process=0)
+    config = PowerConfig(
+        power_dir=str(power),
+        result_root=str(log),
+        endpoints=(PowerEndpoint(hostname="n1", url="http://127.0.0.1:9/metrics"),),
+        expected_devices=tuple(
+            ExpectedDevice(hostname="n1", gpu_index=g, assignments=(agg,)) for g in (0, 1)
+        ),
+        expected_windows=(ExpectedWindow(benchmark_type="sa-bench", concurrency=4),),
+        required=True,
+    )  # fmt: skip
+    final = finalize_power(config, RuntimeFacts())
+    assert final.manifest.publication_valid, final.manifest.reason_codes
+    (cpu_a := log / "cpu_power").mkdir()
+    with (cpu_a / "samples.csv").open("w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(CPU_HEADER)
+        for t, watts in ((1000.0, 300.0), (1011.0, 410.0)):  # two sockets of watts / 2
+            readings = [
+                ChannelReading(sensor=f"hwmon{s}/power1", kind="total", socket=str(s),
+                               label=f"Grace Power Socket {s}", watts=watts / 2)
+                for s in (0, 1)
+            ]  # fmt: skip
+            w.writerows(build_rows(readings, hostname="n1", source="acpi", ts=t))
+    (power / "cpu").mkdir()
+    with (power / "cpu" / "samples.csv").open("w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(CPU_EXPORTER_HEADER)
+        w.writerows([[1, t, "n1", "acpi", "s0", 0, 999.0, 999.0] for t in (990.0, 1020.0)])
+
+    outcome = apply_energy(log, power, cpu_a)
+    assert outcome is not None and outcome.runs_with_energy == 1 and outcome.publication_valid
+    rollup = decode_rollup((log / "benchmark-rollup.json").read_bytes())
+    energy = rollup.runs[0].energy
+    (window,) = json.loads((power / "energy.json").read_text())["windows"]
+    assert energy is not None and window["energy_joules"] is not None
+    assert energy.gpu_energy_joules == window["energy_joules"]
+    assert energy.gpu_avg_power_w == window["avg_power_w"]
+    # GPU 0: 100 W; GPU 1: 150 W at 999 s plus 1 W/s, so 151.5 W at the start, 161.5 W at the end
+    expected = {"n1/0": 10 * 100.0, "n1/1": 10 * (151.5 + 161.5) / 2}
+    assert energy.per_gpu_joules == window["per_device_joules"] == expected
+    assert energy.per_node_joules == {"n1": 1000.0 + 1565.0}
+    assert energy.joules_per_total_token == 2565.0 / (1000 + 500)
+    assert energy.joules_per_output_token == 2565.0 / 500
+    assert energy.joules_per_output_token == pytest.approx(window["joules_per_output_token"])
+    # leg A (preferred to leg B): 300 W at 1000 s to 410 W at 1011 s, so 305 W and 405 W
+    assert energy.per_node_cpu_joules == {"n1": 10 * (305.0 + 405.0) / 2}
+    assert energy.cpu_energy_joules == 3550.0
+    assert energy.power_coverage_valid and energy.reason_codes == ()
+    assert rollup.power is not None and rollup.power.status == "complete"

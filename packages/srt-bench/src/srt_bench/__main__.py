@@ -2,6 +2,7 @@
 
 srt-bench run --config bench.json [--endpoint URL] [--out DIR]
 srt-bench rollup --config bench.json [--out DIR]
+srt-bench energy --log-dir LOG [--power-dir DIR] [--cpu-power-dir DIR]
 srt-bench types
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import signal
 import sys
@@ -20,9 +22,11 @@ from types import FrameType
 import msgspec
 
 from srt_bench.config import BenchRunConfig, read_run_config
+from srt_bench.energy import apply_energy
 from srt_bench.errors import BenchError
 from srt_bench.execute import run_plan, write_sa_bench_rollup
 from srt_bench.runners import BuildContext, build_plan, registered_types
+from srt_bench.windows import ensure_window_dir
 
 EXIT_SIGNAL = 1
 
@@ -41,13 +45,21 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--window-dir",
         type=Path,
-        help="measurement-window folder (default: $SRT_MEASUREMENT_WINDOW_DIR when it exists)",
+        help="measurement-window folder, created if missing (default: $SRT_MEASUREMENT_WINDOW_DIR)",
     )
     roll = sub.add_parser(
         "rollup", help="(re)write benchmark-rollup.{json,csv} from sa-bench results"
     )
     roll.add_argument("--config", required=True, type=Path)
     roll.add_argument("--out", type=Path)
+    energy = sub.add_parser(
+        "energy", help="add GPU/CPU energy per concurrency to benchmark-rollup.json"
+    )
+    energy.add_argument("--log-dir", required=True, type=Path, help="holds benchmark-rollup.json")
+    energy.add_argument("--power-dir", type=Path, help="GPU power folder (default LOG/power)")
+    energy.add_argument(
+        "--cpu-power-dir", type=Path, help="CPU power folder, leg A (default LOG/cpu_power)"
+    )
     sub.add_parser("types", help="list the registered benchmark types")
     return parser
 
@@ -64,14 +76,32 @@ def _with_overrides(
 
 
 def _window_dir(arg: Path | None) -> Path | None:
-    if arg is not None:
-        return arg
+    """`--window-dir`, else `$SRT_MEASUREMENT_WINDOW_DIR`, created (parents included)."""
     env = os.environ.get("SRT_MEASUREMENT_WINDOW_DIR")
-    return Path(env) if env and Path(env).is_dir() else None
+    path = arg if arg is not None else (Path(env) if env else None)
+    return ensure_window_dir(path) if path is not None else None
+
+
+def _energy(args: argparse.Namespace) -> int:
+    log_dir: Path = args.log_dir
+    outcome = apply_energy(
+        log_dir, args.power_dir or log_dir / "power", args.cpu_power_dir or log_dir / "cpu_power"
+    )
+    if outcome is None:
+        _log(f"energy: no {log_dir / 'benchmark-rollup.json'}: nothing to add energy to")
+        return 0
+    summary = {
+        "runs_with_energy": outcome.runs_with_energy,
+        "publication_valid": outcome.publication_valid,
+        "missing": outcome.missing,
+    }
+    print(json.dumps(summary), flush=True)
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
     config = _with_overrides(read_run_config(args.config), args.endpoint, args.out)
+    window_dir = _window_dir(args.window_dir)  # before any request: exit 2 if it cannot be made
     out_dir = Path(config.output_dir)
     now = dt.datetime.now(dt.UTC)
     context = BuildContext(
@@ -90,9 +120,7 @@ def _run(args: argparse.Namespace) -> int:
     _log(
         f"benchmark type {config.benchmark.type!r} against {config.endpoint}, results in {out_dir}"
     )
-    return run_plan(
-        plan, config, out_dir, log=_log, stop=stop, window_dir=_window_dir(args.window_dir)
-    )
+    return run_plan(plan, config, out_dir, log=_log, stop=stop, window_dir=window_dir)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -108,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 )
                 _log(f"rollup: {path}" if path else "rollup: no sa-bench results found")
                 code = 0
+            case "energy":
+                code = _energy(args)
             case "types":
                 print("\n".join(registered_types()))
                 code = 0

@@ -7,7 +7,9 @@ __all__ = [
     "BenchDatasetError",
     "BenchError",
     "BenchGateError",
+    "BenchPowerFileError",
     "BenchRequestError",
+    "BenchWindowDirError",
 ]
 
 
@@ -33,3 +35,13 @@ class BenchRequestError(BenchError):
 
 class BenchGateError(BenchError):
     """A phase failed the request-failure gate (too many failures or zero output tokens)."""
+
+
+class BenchPowerFileError(BenchError):
+    """A power telemetry file `srt-bench energy` reads (or the rollup it rewrites) is malformed."""
+
+
+class BenchWindowDirError(BenchError):
+    """The measurement-window folder cannot be created (permission, a file in the way)."""
+
+    exit_code = 2

@@ -2,7 +2,8 @@
 JSON per formal phase.
 
 Written atomically (temp file + rename). `running` before the first measured request, then
-`completed` or `failed` with the same boundary the result JSON carries.
+`completed` or `failed` with the same boundary the result JSON carries. The folder
+(`--window-dir` / `$SRT_MEASUREMENT_WINDOW_DIR`) is created before the run (`ensure_window_dir`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["WindowStatus", "build_window", "write_window"]
+from srt_bench.errors import BenchWindowDirError
+
+__all__ = ["WindowStatus", "build_window", "ensure_window_dir", "write_window"]
 
 WindowStatus = Literal["running", "completed", "failed", "interrupted"]
 
@@ -62,3 +65,22 @@ def write_window(window_dir: Path, stem: str, document: bytes) -> Path:
     tmp.write_bytes(document)
     tmp.replace(target)
     return target
+
+
+def ensure_window_dir(path: Path) -> Path:
+    """Create the window folder (parents included) if missing; `BenchWindowDirError` (exit 2)
+    names the path and the cause when it cannot be (permission, a file in the way)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        cause = "a file is in the way"
+    except NotADirectoryError:
+        cause = "a file is in the way of a parent folder"
+    except OSError as exc:
+        cause = exc.strerror or str(exc)
+    else:
+        return path
+    raise BenchWindowDirError(
+        f"measurement-window folder {path}: cannot be created: {cause}; "
+        "fix it or point --window-dir / $SRT_MEASUREMENT_WINDOW_DIR elsewhere"
+    )
