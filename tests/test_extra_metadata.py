@@ -34,6 +34,6 @@ def test_extra_metadata_lands_in_every_row(tmp_path: Path) -> None:
     assert rows.height > 0
     assert rows["sweep_tag"].to_list() == ["s1"] * rows.height
     # srt's own column is not replaced by a recipe key of the same name.
-    assert set(rows["node"].unique()) == {"node-01"}
+    assert set(rows["hostname"].unique()) == {"node-01"}
     endpoints = set(rows["scraper_endpoint"].unique())
     assert {"frontend_0", "agg_0_node-01", "agg_1_node-01"} <= endpoints
