@@ -13,6 +13,7 @@ hardware to verify it against), so `open_source` reports DCGM as unavailable wit
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,10 +156,25 @@ def _dcgm_unavailable() -> str:
     )
 
 
+#: Points the ACPI reader at another hwmon tree (tests, unusual hosts) when the config keeps the
+#: default root; an explicit non-default root in the config or on the command line wins.
+HWMON_ROOT_ENV = "SRT_HWMON_ROOT"
+DEFAULT_HWMON_ROOT = Path("/sys/class/hwmon")
+
+
+def effective_hwmon_root(configured: Path) -> Path:
+    override = os.environ.get(HWMON_ROOT_ENV)
+    if override and configured == DEFAULT_HWMON_ROOT:
+        return Path(override)
+    return configured
+
+
 def open_source(
     source: Literal["auto", "acpi", "dcgm"], hwmon_root: Path, *, order: tuple[str, ...]
 ) -> AcpiReader:
-    """The first usable reader. `auto` tries `order`; an explicit source is mandatory."""
+    """The first usable reader. `auto` tries `order`; an explicit source is mandatory.
+    ``$SRT_HWMON_ROOT`` replaces the default root (:func:`effective_hwmon_root`)."""
+    hwmon_root = effective_hwmon_root(hwmon_root)
     tried: list[str] = []
     for name in order if source == "auto" else (source,):
         if name == "acpi":

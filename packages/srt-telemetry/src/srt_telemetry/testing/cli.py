@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Sequence
@@ -41,7 +42,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.die_after_s is not None and args.die_after_s <= 0:
         raise ConfigError(f"--die-after-s {args.die_after_s}: must be > 0")
     server = DcgmReplayServer(
-        build_template(text, gpus=args.gpus, hostname=args.hostname),
+        build_template(text, gpus=args.gpus, hostname=args.hostname or _short_hostname()),
         parse_curve(args.curve),
         host=args.host,
         port=args.port,
@@ -120,7 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--gpu-offset-w", type=float, default=0.0, help="GPU k draws k * this more")
     p.add_argument("--gpus", type=int, help="GPUs to serve (default: the capture's)")
-    p.add_argument("--hostname", help="Hostname label; also derives per-node UUIDs")
+    p.add_argument(
+        "--hostname",
+        help="Hostname label; also derives per-node UUIDs (default: this machine's short name)",
+    )
     p.add_argument("--start-unix", type=float, help="the curve's t = 0 (default: now)")
     p.add_argument(
         "--clock-offset-s",
@@ -152,3 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"srt-telemetry testing {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     return code
+
+
+def _short_hostname() -> str:
+    """This machine's name up to the first dot: two nodes running one command differ."""
+    return socket.gethostname().split(".", 1)[0]
