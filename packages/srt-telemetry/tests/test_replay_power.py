@@ -312,10 +312,12 @@ def test_exporter_dies_mid_window(tmp_path: Path, spawn: Any, replay: Replay) ->
 
 
 def test_clock_offsets(tmp_path: Path, spawn: Any, replay: Replay) -> None:
-    """An exporter whose clock is an hour ahead changes nothing: samples are stamped on the head
-    node's clock (`timestamp_source: head_node_unix_clock`) and no check reads exporter time. The
-    one clock check is the window's: a wall clock that steps 2 s inside a window gives
-    `measurement_window_clock_mismatch` for that window only."""
+    """An exporter whose clock is an hour ahead: samples are still stamped on the head node's
+    clock (`timestamp_source: head_node_unix_clock`), but its own sample timestamps show the
+    node's clock is off, so the package is not publishable (`clock_sync_unverified`, the node
+    and its offset in `clock_sync_failures`). The window's own clock check is separate: a wall
+    clock that steps 2 s inside a window gives `measurement_window_clock_mismatch` for that
+    window only."""
     curve = parse_curve("linear:120:3")
     _, info = replay("--curve", curve.render(), "--gpus", "2", "--clock-offset-s", "3600")
     served = parse_text(_http_get(info.url))
@@ -331,8 +333,13 @@ def test_clock_offsets(tmp_path: Path, spawn: Any, replay: Replay) -> None:
 
     code, out = _finalize(cfg)
     assert (code, out["status"], out["publication_valid"]) == (0, "complete", False)
-    assert out["reason_codes"] == []
-    v1, v2 = _read(tmp_path, "manifest.json")["window_validations"]
+    assert out["reason_codes"] == ["clock_sync_unverified"]
+    manifest = _read(tmp_path, "manifest.json")
+    assert manifest["clock_checked_hosts"] == ["node-a"]
+    (failure,) = manifest["clock_sync_failures"]
+    assert failure["hostname"] == "node-a"
+    assert 3599.0 < failure["offset_seconds"] < 3601.0
+    v1, v2 = manifest["window_validations"]
     assert (v1["concurrency"], v1["reason_codes"], v1["power_coverage_valid"]) == (1, [], True)
     assert (v2["concurrency"], v2["reason_codes"]) == (2, ["measurement_window_clock_mismatch"])
     w1 = _read(tmp_path, "energy.json")["windows"][0]
@@ -348,6 +355,22 @@ def test_clock_offsets(tmp_path: Path, spawn: Any, replay: Replay) -> None:
     with (tmp_path / "logs" / "power" / "samples.csv").open() as fh:
         stamps = [float(r["timestamp_unix"]) for r in csv.DictReader(fh)]
     assert max(stamps) < time.time()  # the head's clock, not the exporter's
+
+
+def test_a_stamping_exporter_on_the_head_clock_passes_the_clock_check(
+    tmp_path: Path, spawn: Any, replay: Replay
+) -> None:
+    _, info = replay("--gpus", "2", "--clock-offset-s", "0")
+    cfg = _config(tmp_path, {"node-a": (info.url, 2)}, required=True)
+    collector = _collect(spawn, cfg)
+    start, end, duration = _measure(1.5)
+    _write_window(tmp_path / "logs", 4, start, end, duration, tokens=100)
+    time.sleep(1.2)
+    _stop(collector)
+    code, out = _finalize(cfg)
+    assert (code, out["publication_valid"], out["reason_codes"]) == (0, True, [])
+    manifest = _read(tmp_path, "manifest.json")
+    assert (manifest["clock_checked_hosts"], manifest["clock_sync_failures"]) == (["node-a"], [])
 
 
 def test_one_capture_on_two_nodes_needs_distinct_hostnames(

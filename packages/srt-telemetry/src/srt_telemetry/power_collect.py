@@ -40,6 +40,8 @@ class EndpointResult:
     duration: float
     samples: list[Sample] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    #: The exporter's sample timestamp minus the head-clock midpoint (None: no timestamps).
+    clock_offset: float | None = None
 
 
 def image_sha256(image: str) -> str | None:
@@ -71,6 +73,8 @@ def poll_endpoint(client: httpx.Client, ep: PowerEndpoint, seq: int) -> Endpoint
     ts = t0 + dur / 2
     parsed = parse_power(body)
     res = EndpointResult(ep.hostname, ts, dur, reasons=parsed.reasons)
+    if parsed.timestamp_ms is not None:
+        res.clock_offset = parsed.timestamp_ms / 1000.0 - ts
     res.samples = [
         Sample(ts, seq, ep.hostname, r.gpu_index, r.gpu_uuid, r.power_w) for r in parsed.readings
     ]
@@ -106,6 +110,10 @@ class _Collector:
             res = fut.result()
             self.reasons.extend(res.reasons)
             rows.extend(res.samples)
+            if res.clock_offset is not None:
+                seen = self.state.clock_offsets.get(res.hostname)
+                if seen is None or abs(res.clock_offset) > abs(seen):
+                    self.state.clock_offsets[res.hostname] = round(res.clock_offset, 6)
             covered.update((s.hostname, s.gpu_index) for s in res.samples)
             prev = self.state.max_scrape_duration_seconds or 0.0
             self.state.max_scrape_duration_seconds = max(prev, round(res.duration, 6))

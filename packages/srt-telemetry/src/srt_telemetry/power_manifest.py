@@ -77,7 +77,19 @@ class Manifest(msgspec.Struct, kw_only=True):
     sample_row_count: int = 0
     window_validations: list[WindowValidation] = []
     artifact_errors: list[ArtifactError] = []
+    #: Nodes whose sample timestamps are off the head clock by more than the tolerance
+    #: (`clock_sync_unverified`); `clock_checked_hosts` are the nodes whose exporter stamps
+    #: samples (the others cannot be checked).
+    clock_sync_failures: list[ClockSyncFailure] = []
+    clock_checked_hosts: list[str] = []
     reason_codes: list[str] = []
+
+
+class ClockSyncFailure(msgspec.Struct, kw_only=True):
+    """A node whose exporter stamps its samples with a clock this far from the head's."""
+
+    hostname: str
+    offset_seconds: float
 
 
 class CollectorState(msgspec.Struct, kw_only=True):
@@ -93,6 +105,9 @@ class CollectorState(msgspec.Struct, kw_only=True):
     sample_row_count: int = 0
     max_scrape_duration_seconds: float | None = None
     reason_codes: list[str] = []
+    #: hostname -> the largest (by magnitude) exporter-clock minus head-clock offset seen, for
+    #: exporters that stamp their samples; absent hosts could not be checked.
+    clock_offsets: dict[str, float] = {}
 
 
 def initial_manifest(config: PowerConfig, *, started_at: float | None) -> Manifest:

@@ -24,6 +24,9 @@ class PowerReading:
 class PowerScrape:
     readings: list[PowerReading] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    #: The newest timestamp (Unix ms) an exporter put on a power sample; None: it stamps none
+    #: (dcgm-exporter itself prints none), so its clock cannot be checked.
+    timestamp_ms: int | None = None
 
 
 def parse_power(body: str) -> PowerScrape:
@@ -36,10 +39,15 @@ def parse_power(body: str) -> PowerScrape:
         return out
     by_gpu: dict[int, list[PowerReading]] = {}
     seen_power = False
-    for name, labels, value in zip(parsed.names, parsed.labels, parsed.values, strict=True):
+    for index, (name, labels, value) in enumerate(
+        zip(parsed.names, parsed.labels, parsed.values, strict=True)
+    ):
         if name != POWER_METRIC:
             continue
         seen_power = True
+        stamp = parsed.timestamps_ms.get(index)
+        if stamp is not None and (out.timestamp_ms is None or stamp > out.timestamp_ms):
+            out.timestamp_ms = stamp
         lab = dict(labels)
         if lab.get("GPU_I_ID") or lab.get("GPU_I_PROFILE"):
             out.reasons.append("mig_instance_unsupported")

@@ -45,6 +45,7 @@ REASON_CODES: Final = (
     "measurement_window_result_mismatch",
     "measurement_window_result_path_invalid",
     "measurement_window_clock_mismatch",
+    "clock_sync_unverified",
     "measurement_window_not_bracketed",
     "sample_gap_exceeded",
 )
