@@ -335,7 +335,7 @@ def test_clock_offsets(tmp_path: Path, spawn: Any, replay: Replay) -> None:
     assert (code, out["status"], out["publication_valid"]) == (0, "complete", False)
     assert out["reason_codes"] == ["clock_sync_unverified"]
     manifest = _read(tmp_path, "manifest.json")
-    assert manifest["clock_checked_hosts"] == ["node-a"]
+    assert manifest["clock_checks"] == {"node-a": "failed"}
     (failure,) = manifest["clock_sync_failures"]
     assert failure["hostname"] == "node-a"
     assert 3599.0 < failure["offset_seconds"] < 3601.0
@@ -370,14 +370,53 @@ def test_a_stamping_exporter_on_the_head_clock_passes_the_clock_check(
     code, out = _finalize(cfg)
     assert (code, out["publication_valid"], out["reason_codes"]) == (0, True, [])
     manifest = _read(tmp_path, "manifest.json")
-    assert (manifest["clock_checked_hosts"], manifest["clock_sync_failures"]) == (["node-a"], [])
+    assert (manifest["clock_checks"], manifest["clock_sync_failures"]) == ({"node-a": "ok"}, [])
+
+
+def test_the_clock_check_per_node(tmp_path: Path, spawn: Any, replay: Replay) -> None:
+    """Three nodes: one whose exporter stamps samples 2 s ahead (beyond the tolerance,
+    max(0.5 s, 0.25 s cadence) = 0.5 s), one 0.2 s behind (within it) and one that stamps
+    nothing, as dcgm-exporter (not checkable, not a failure). Only the first fails the check, and
+    the offline validator agrees with the stored verdict (it re-derives the reason)."""
+    _, ahead = replay("--gpus", "1", "--hostname", "n-ahead", "--clock-offset-s", "2")
+    _, close = replay("--gpus", "1", "--hostname", "n-close", "--clock-offset-s", "-0.2")
+    _, plain = replay("--gpus", "1", "--hostname", "n-plain")
+    nodes = {"n-ahead": (ahead.url, 1), "n-close": (close.url, 1), "n-plain": (plain.url, 1)}
+    cfg = _config(tmp_path, nodes, required=True)
+    collector = _collect(spawn, cfg)
+    start, end, duration = _measure(1.0)
+    _write_window(tmp_path / "logs", 4, start, end, duration, tokens=100)
+    time.sleep(0.6)
+    _stop(collector)
+    code, out = _finalize(cfg)
+    assert (code, out["status"], out["publication_valid"]) == (1, "complete", False)
+    assert out["reason_codes"] == ["clock_sync_unverified"]
+    manifest = _read(tmp_path, "manifest.json")
+    assert manifest["clock_tolerance_seconds"] == 0.5
+    assert manifest["clock_checks"] == {
+        "n-ahead": "failed",
+        "n-close": "ok",
+        "n-plain": "not_checkable",
+    }
+    (failure,) = manifest["clock_sync_failures"]
+    assert failure["hostname"] == "n-ahead" and 1.9 < failure["offset_seconds"] < 2.1
+    (v,) = manifest["window_validations"]
+    assert v["power_coverage_valid"] is True  # the windows themselves are fine
+    logs = tmp_path / "logs"
+    check = _cli(
+        "power", "validate", "--power-dir", str(logs / "power"), "--result-root", str(logs)
+    )
+    assert check.returncode == 1
+    assert "not publishable: reasons ['clock_sync_unverified']" in check.stdout + check.stderr
+    assert "stored" not in check.stdout + check.stderr  # no disagreement with the stored verdict
 
 
 def test_one_capture_on_two_nodes_needs_distinct_hostnames(
     tmp_path: Path, spawn: Any, replay: Replay
 ) -> None:
-    """Without `--hostname` both nodes serve the capture's own UUIDs, which the finalizer rejects
-    as `gpu_uuid_changed` (one UUID on two devices)."""
+    """Two exporters on one machine without `--hostname` both take this machine's name, so they
+    serve the same UUIDs, which the finalizer rejects as `gpu_uuid_changed` (one UUID on two
+    devices)."""
     _, a = replay("--gpus", "2")
     _, b = replay("--gpus", "2")
     assert a.uuids == b.uuids

@@ -4,9 +4,15 @@ replaying exporter's routes and death, and the fake hwmon tree read by the real 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -15,6 +21,7 @@ from telemetry_testkit import DATA
 from srt_telemetry.cpu_exporter import render_metrics
 from srt_telemetry.cpu_scrape import parse_cpu_exporter
 from srt_telemetry.cpu_sources import AcpiReader
+from srt_telemetry.errors import ConfigError
 from srt_telemetry.power_parse import parse_power
 from srt_telemetry.promtext import parse_text
 from srt_telemetry.testing import Curve, CurveError, curve_energy_joules, parse_curve
@@ -264,6 +271,66 @@ def test_replay_cli_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert capsys.readouterr().err == (
         "srt-telemetry testing replay-dcgm: error: --die-after-s 0.0: must be > 0\n"
     )
+
+
+def _replay_info(cap: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Start the real `replay-dcgm` process, read its JSON line, stop it (SIGTERM, exit 0)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "srt_telemetry.testing", "replay-dcgm", "--capture", str(cap),
+         *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else ""
+        info: dict[str, Any] = json.loads(line)
+        assert httpx.get(info["url"], timeout=5.0).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)
+    assert proc.returncode == 0
+    return info
+
+
+def test_replay_cli_takes_the_planners_port_forms_and_names_the_node(tmp_path: Path) -> None:
+    """`--port` as the planner substitutes `{port}` (PORT, :PORT, HOST:PORT), dcgm-exporter's
+    `--address` / `--collect-interval`, and the default hostname: $SLURMD_NODENAME, else this
+    machine's short name (the UUIDs derive from it). Port 0 everywhere: any free port."""
+    cap = tmp_path / "c.txt"
+    cap.write_text(CAPTURE)
+    env = {k: v for k, v in os.environ.items() if k != "SLURMD_NODENAME"}
+    plain = _replay_info(cap, "--port", "0", env=env)
+    assert (plain["host"], plain["port"] > 0) == ("127.0.0.1", True)
+    here = socket.gethostname().split(".", 1)[0]
+    assert plain["uuids"] == list(build_template(CAPTURE, hostname=here).uuids)
+    colon = _replay_info(cap, "--port", ":0", env={**env, "SLURMD_NODENAME": "gpu-node-3"})
+    assert colon["host"] == "127.0.0.1"  # `:PORT` keeps --host
+    assert colon["uuids"] == list(build_template(CAPTURE, hostname="gpu-node-3").uuids)
+    assert colon["uuids"] != plain["uuids"]
+    hosted = _replay_info(cap, "--port", "127.0.0.1:0", "--host", "0.0.0.0", env=env)
+    assert hosted["host"] == "127.0.0.1"  # HOST:PORT names the bind address
+    dcgm_style = _replay_info(
+        cap, "--collect-interval=100", "--address", "127.0.0.1:0", "--hostname", "n9", env=env
+    )
+    assert dcgm_style["host"] == "127.0.0.1"
+    assert dcgm_style["uuids"] == list(build_template(CAPTURE, hostname="n9").uuids)
+
+
+def test_parse_listen_forms_and_errors() -> None:
+    assert tools_cli.parse_listen("9401", "--port") == (None, 9401)
+    assert tools_cli.parse_listen(":9401", "--address") == (None, 9401)
+    assert tools_cli.parse_listen("10.0.0.5:9401", "--port") == ("10.0.0.5", 9401)
+    assert tools_cli.parse_listen("[::1]:0", "--port") == ("::1", 0)
+    for bad in ("", "x", ":", "70000", "1:-1"):
+        with pytest.raises(ConfigError) as exc:
+            tools_cli.parse_listen(bad, "--port")
+        assert str(exc.value) == (
+            f"--port {bad!r}: not a port; give PORT, :PORT or HOST:PORT with PORT in 0..65535"
+        )
 
 
 # --- the fake hwmon tree -------------------------------------------------------------------

@@ -142,6 +142,7 @@ def run_cpu_collector(
         "hostname": hostname,
         "source": reader.source,
         "requested_source": config.source,
+        "hwmon_root": str(reader.hwmon_root),  # after $SRT_HWMON_ROOT: the tree actually read
         "sample_interval_seconds": config.sample_interval_seconds,
         "channels": [
             {"sensor": c.sensor, "kind": c.kind, "socket": c.socket, "label": c.label}

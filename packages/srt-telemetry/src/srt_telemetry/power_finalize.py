@@ -20,9 +20,9 @@ import msgspec
 
 from srt_telemetry.atomic import write_json_atomic
 from srt_telemetry.config import ExpectedDevice, PowerConfig
+from srt_telemetry.power_clock import clock_checks, clock_sync_failures, clock_tolerance_seconds
 from srt_telemetry.power_manifest import (
     ArtifactError,
-    ClockSyncFailure,
     CollectorState,
     Manifest,
     ObservedDevice,
@@ -238,13 +238,6 @@ def _validate_windows(
     return validations, errors
 
 
-def clock_tolerance_seconds(config: PowerConfig) -> float:
-    """How far a node's sample timestamps may be from the head clock: the window clock check's
-    floor (0.5 s), or one collection interval when that is longer (a stamped value may be up to
-    one of our cycles old). Beyond it, window bracketing on the head clock is not trustworthy."""
-    return max(0.5, config.collect_interval_ms / 1000.0)
-
-
 def evaluate_power(
     config: PowerConfig,
     state: CollectorState,
@@ -278,13 +271,10 @@ def evaluate_power(
     manifest.window_validations, manifest.artifact_errors = _validate_windows(
         config, files, by_dev, energy
     )
-    manifest.clock_checked_hosts = sorted(state.clock_offsets)
     tolerance = clock_tolerance_seconds(config)
-    manifest.clock_sync_failures = [
-        ClockSyncFailure(hostname=host, offset_seconds=offset)
-        for host, offset in sorted(state.clock_offsets.items())
-        if abs(offset) > tolerance
-    ]
+    manifest.clock_tolerance_seconds = tolerance
+    manifest.clock_checks = clock_checks(config.endpoints, state.clock_offsets, tolerance)
+    manifest.clock_sync_failures = clock_sync_failures(state.clock_offsets, tolerance)
     if manifest.clock_sync_failures:
         reasons.append("clock_sync_unverified")
     reasons = dedupe(reasons)

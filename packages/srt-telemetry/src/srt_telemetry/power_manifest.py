@@ -77,11 +77,12 @@ class Manifest(msgspec.Struct, kw_only=True):
     sample_row_count: int = 0
     window_validations: list[WindowValidation] = []
     artifact_errors: list[ArtifactError] = []
-    #: Nodes whose sample timestamps are off the head clock by more than the tolerance
-    #: (`clock_sync_unverified`); `clock_checked_hosts` are the nodes whose exporter stamps
-    #: samples (the others cannot be checked).
+    #: The clock check (power_clock.py): per endpoint hostname `ok`, `failed` or `not_checkable`
+    #: (its exporter stamps no samples, like dcgm-exporter); the nodes off the head clock by
+    #: more than `clock_tolerance_seconds` (`clock_sync_unverified`), with their offsets.
+    clock_checks: dict[str, Literal["ok", "failed", "not_checkable"]] = {}
+    clock_tolerance_seconds: float | None = None
     clock_sync_failures: list[ClockSyncFailure] = []
-    clock_checked_hosts: list[str] = []
     reason_codes: list[str] = []
 
 

@@ -67,6 +67,8 @@ def validate_power(power_dir: Path, result_root: Path, expect_roles: dict[str, i
         stopped_at_unix=stored.stopped_at_unix,
         scrape_count=stored.scrape_count,
         reason_codes=[r for r in stored.reason_codes if r not in DISK_DERIVED],
+        # runtime-only like the reasons: the offsets of the nodes the clock check failed
+        clock_offsets={f.hostname: f.offset_seconds for f in stored.clock_sync_failures},
     )
     again, _ = evaluate_power(config, state, [], convert_running=False)
     stored_disk = sorted(r for r in stored.reason_codes if r in DISK_DERIVED)

@@ -2,7 +2,13 @@
 
     replay-dcgm --capture FILE [--curve const:W|linear:BASE:SLOPE] [--gpu-offset-w W]
                 [--gpus N] [--hostname H] [--start-unix T] [--clock-offset-s S]
-                [--die-after-s S] [--host H] [--port P]
+                [--die-after-s S] [--host H] [--port P | --address [HOST]:P]
+                [--collect-interval MS]
+        --port takes the port the planner substitutes for `{port}` (`9401`, also `:9401` or
+        `HOST:9401`); `--address` and `--collect-interval` are dcgm-exporter's spellings, so a
+        recipe can swap the binary and keep the arguments (`--collect-interval` changes nothing:
+        power is computed when a request arrives). `--hostname` defaults to $SLURMD_NODENAME,
+        else this machine's short hostname, so the nodes of a cluster get distinct UUIDs.
         prints one JSON line (`ReplayInfo`: url, port, start_unix, uuids, ...) once it listens,
         serves until SIGTERM/SIGINT (exit 0) or until --die-after-s (exit 1, like a crash).
     fake-hwmon --root DIR [--sockets N] [--watts W] [--socket-offset-w W] [--layout acpi|flat]
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import socket
 import sys
@@ -27,7 +34,7 @@ import msgspec
 
 from srt_telemetry.errors import ConfigError, TelemetryError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "default_hostname", "main", "parse_listen"]
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -41,11 +48,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise ConfigError(f"--capture {args.capture}: cannot read the capture: {exc}") from exc
     if args.die_after_s is not None and args.die_after_s <= 0:
         raise ConfigError(f"--die-after-s {args.die_after_s}: must be > 0")
+    host, port = args.host, 0
+    if args.port is not None:
+        bind, port = parse_listen(args.port, "--port")
+        host = bind if bind is not None else host
+    if args.address is not None:
+        bind, port = parse_listen(args.address, "--address")
+        host = bind or "0.0.0.0"  # dcgm-exporter's `:PORT` = every interface
     server = DcgmReplayServer(
-        build_template(text, gpus=args.gpus, hostname=args.hostname or _short_hostname()),
+        build_template(text, gpus=args.gpus, hostname=args.hostname or default_hostname()),
         parse_curve(args.curve),
-        host=args.host,
-        port=args.port,
+        host=host,
+        port=port,
         gpu_offset_w=args.gpu_offset_w,
         start_unix=args.start_unix,
         clock_offset_s=args.clock_offset_s,
@@ -123,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpus", type=int, help="GPUs to serve (default: the capture's)")
     p.add_argument(
         "--hostname",
-        help="Hostname label; also derives per-node UUIDs (default: this machine's short name)",
+        help="Hostname label; also derives per-node UUIDs "
+        "(default: $SLURMD_NODENAME, else this machine's short name)",
     )
     p.add_argument("--start-unix", type=float, help="the curve's t = 0 (default: now)")
     p.add_argument(
@@ -133,7 +148,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--die-after-s", type=float, help="close the port and exit 1 after S s")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=0, help="port (default 0 = any free port)")
+    p.add_argument("--port", help="PORT, :PORT or HOST:PORT (default 0 = any free port on --host)")
+    p.add_argument(
+        "--address", help="[HOST]:PORT as dcgm-exporter takes it (no HOST: every interface)"
+    )
+    p.add_argument(
+        "--collect-interval",
+        type=int,
+        metavar="MS",
+        help="accepted for dcgm-exporter's command line; no effect",
+    )
     p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("fake-hwmon", help="write a fake hwmon tree with ACPI power_meter channels")
@@ -158,6 +182,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def _short_hostname() -> str:
-    """This machine's name up to the first dot: two nodes running one command differ."""
-    return socket.gethostname().split(".", 1)[0]
+def default_hostname() -> str:
+    """The node's name, as the CPU collector takes it: `$SLURMD_NODENAME` (set by Slurm on every
+    node, distinct even for several nodes on one machine), else this machine's name up to the
+    first dot. Two nodes running one command get distinct names, hence distinct UUIDs."""
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".", 1)[0]
+
+
+def parse_listen(text: str, flag: str) -> tuple[str | None, int]:
+    """`PORT`, `:PORT` or `HOST:PORT` -> (HOST or None, PORT); `ConfigError` names the flag."""
+    host, sep, port_text = text.rpartition(":")
+    try:
+        port = int(port_text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise ConfigError(
+            f"{flag} {text!r}: not a port; give PORT, :PORT or HOST:PORT with PORT in 0..65535"
+        )
+    return (host.strip("[]") or None) if sep else None, port
