@@ -137,15 +137,171 @@ def test_cli_writes_a_self_contained_page(tmp_path: Path) -> None:
     assert "<script" not in html.lower()
     assert re.findall(r"(?:src|href)=", html) == []
     assert set(re.findall(r"https?://[^\"' ]+", html)) == {"http://www.w3.org/2000/svg"}
-    assert html.count("<svg") == 6
-    assert html.count('class="band"') == 4  # two windows on each power chart
+    # throughput, TTFT, ITL, GPU per node, GPU per GPU (one node), CPU, energy per token
+    assert html.count("<svg") == 7
+    assert html.count('class="band"') == 6  # two windows on each of the three power charts
+    assert html.count('class="bl">c=4</text>') == html.count('class="bl">c=8</text>') == 3
     assert "publishable" in html and "NOT publishable" not in html
+    per_gpu = _chart(html, "GPU power per GPU, node n1")
+    assert re.findall(r"<polyline[^>]*><title>([^<]*)</title>", per_gpu) == [
+        f"n1/{g}" for g in range(4)
+    ]
     # summary rows sorted by concurrency, with energy per token
     rows = re.findall(r"<tr><td>(\d+)</td><td>([\d,.]+)</td>", html)
     assert rows == [("4", "812.4"), ("8", "1,500.5")]
     assert "<td>0.1099</td>" in html and "<td>0.0598</td>" in html
     for svg in re.findall(r"<svg.*?</svg>", html, re.S):  # every chart is well-formed XML
         ET.fromstring(svg)
+
+
+def _chart(html: str, title: str) -> str:
+    (svg,) = [c for c in re.findall(r"<svg.*?</svg>", html, re.S) if f'aria-label="{title}"' in c]
+    return svg
+
+
+def _lines(svg: str) -> list[str]:
+    return re.findall(r"<polyline[^>]*><title>([^<]*)</title>", svg)
+
+
+def test_per_gpu_lines_one_chart_per_node_at_most_8_lines(tmp_path: Path) -> None:
+    """Two nodes of 10 GPUs: per node one chart of GPUs 0-7 and one of 8-9, each line one GPU
+    (its own watts, not the node's sum), with both windows shaded on every chart."""
+    run = _run_dir(tmp_path)
+    w = SamplesWriter(run / "power" / "samples.csv")
+    for seq in range(30):
+        w.write(
+            [
+                Sample(1000.0 + seq, seq, host, g, f"{host}-U{g}", 10.0 * g + seq + base)
+                for host, base in (("n1", 0.0), ("n2", 500.0))
+                for g in range(10)
+            ]
+        )
+    w.close()
+    data = read_dashboard_data(run, DashboardConfig())
+    assert sorted(data.gpu_device_series) == ["n1", "n2"]
+    assert data.gpu_device_series["n2"][3][:2] == [(1000.0, 530.0), (1001.0, 531.0)]
+    assert data.gpu_series["n1"][0] == (1000.0, sum(10.0 * g for g in range(10)))
+    html = render_dashboard(data)
+    for host in ("n1", "n2"):
+        first = _chart(html, f"GPU power per GPU, node {host}, GPUs 0–7")
+        second = _chart(html, f"GPU power per GPU, node {host}, GPUs 8–9")
+        assert _lines(first) == [f"{host}/{g}" for g in range(8)]
+        assert _lines(second) == [f"{host}/8", f"{host}/9"]
+        assert first.count('class="band"') == second.count('class="band"') == 2
+    assert html.count("<svg") == 10  # 3 benchmark, node sums, 4 per-GPU, CPU, energy
+    assert html == render_dashboard(read_dashboard_data(run, DashboardConfig()))  # same bytes
+
+
+def _energy(c: int, j_out: float, j_total: float, valid: bool = True) -> dict[str, object]:
+    return {
+        "gpu_energy_joules": 1000.0 * c,
+        "gpu_avg_power_w": 100.0 * c,
+        "joules_per_output_token": j_out,
+        "joules_per_total_token": j_total,
+        "per_gpu_joules": {"n1/0": 1000.0 * c},
+        "per_node_joules": {"n1": 1000.0 * c},
+        "cpu_energy_joules": 77.5 * c,
+        "per_node_cpu_joules": {"n1": 77.5 * c},
+        "power_coverage_valid": valid,
+        "reason_codes": [] if valid else ["sample_gap_exceeded"],
+        "a_field_from_a_newer_srt_bench": 1,
+    }
+
+
+def test_energy_per_token_comes_from_the_rollup_when_it_has_energy(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path)
+    rollup = json.loads(json.dumps(ROLLUP))
+    rollup["runs"][0]["energy"] = _energy(8, 0.25, 0.03125)
+    rollup["runs"][1]["energy"] = _energy(4, 0.5, 0.0625, valid=False)
+    rollup["power"] = {
+        "publication_valid": False,
+        "status": "complete",
+        "required": False,
+        "reason_codes": [],
+        "missing": None,
+        "unknown_later_field": [1, 2],
+    }
+    rollup["unknown_top_level"] = {"x": 1}
+    (run / "benchmark-rollup.json").write_text(json.dumps(rollup))
+    data = read_dashboard_data(run, DashboardConfig())
+    assert data.energy_source == "benchmark-rollup.json (energy)"
+    assert sorted(data.energy) == [4, 8]
+    assert data.energy[4].j_per_total_token == 0.0625 and data.energy[4].valid is False
+    html = render_dashboard(data)
+    rows = re.findall(r"<tr><td>(\d+)</td>.*?</tr>", html)
+    assert rows == ["4", "8"]
+    assert "<td>0.5000</td><td>0.0625</td><td>310.0</td><td>not valid</td></tr>" in html
+    assert "<td>0.2500</td><td>0.0312</td><td>620.0</td><td>valid</td></tr>" in html
+    assert "<td>0.1099</td>" not in html  # energy.json is not used when the rollup has energy
+    bars = _chart(html, "GPU energy per token (J/token), from benchmark-rollup.json (energy)")
+    assert re.findall(r"<title>(J/[a-z]+ token @ \d+: [\d.]+)</title>", bars) == [
+        "J/output token @ 4: 0.5",
+        "J/total token @ 4: 0.0625",
+        "J/output token @ 8: 0.25",
+        "J/total token @ 8: 0.03125",
+    ]
+
+
+def test_energy_json_is_the_fallback(tmp_path: Path) -> None:
+    data = read_dashboard_data(_run_dir(tmp_path), DashboardConfig())
+    assert data.energy_source == "power/energy.json"
+    assert data.energy[4].j_per_output_token == 0.1099 and data.energy[4].j_per_total_token is None
+    html = render_dashboard(data)
+    assert "<td>0.1099</td><td>–</td>" in html
+
+
+def test_every_reason_code_has_a_plain_explanation() -> None:
+    from srt_telemetry.reasons import (
+        CPU_REASON_CODES,
+        REASON_CODES,
+        REASON_TEXT,
+        ROLLUP_REASON_CODES,
+        explain,
+    )
+
+    every = (*REASON_CODES, *CPU_REASON_CODES, *ROLLUP_REASON_CODES)
+    assert len(set(every)) == len(every)
+    assert set(REASON_TEXT) == set(every)
+    for code in every:
+        text = REASON_TEXT[code]
+        assert text.endswith(".") and code not in text and len(text) < 160, code
+    assert explain("no_such_code").startswith("No description")
+
+
+def test_every_code_the_package_writes_is_in_reasons_py() -> None:
+    """The code tables cannot silently miss a code: every literal appended as a reason in the
+    power and CPU modules is listed (so it has an explanation too)."""
+    from srt_telemetry.reasons import CPU_REASON_CODES, REASON_CODES
+
+    src = Path(__file__).resolve().parents[1] / "src" / "srt_telemetry"
+    written: set[str] = set()
+    for module in sorted(src.glob("*.py")):
+        text = module.read_text()
+        written |= set(re.findall(r'(?:reasons|wr|\.reasons)\.append\(\s*"([a-z_]+)"', text))
+        written |= set(re.findall(r'"(cpu_power_[a-z_]+)" if', text))
+    assert "clock_sync_unverified" in written and "cpu_samples_empty" in written
+    assert written <= set(REASON_CODES) | set(CPU_REASON_CODES), written - set(REASON_CODES)
+
+
+def test_missing_power_is_said_in_plain_words_from_the_rollup(tmp_path: Path) -> None:
+    run = tmp_path / "r"
+    run.mkdir()
+    rollup = json.loads(json.dumps(ROLLUP))
+    rollup["power"] = {
+        "publication_valid": False,
+        "status": None,
+        "required": None,
+        "reason_codes": [],
+        "missing": "power/manifest.json not found: GPU power was not captured",
+    }
+    (run / "benchmark-rollup.json").write_text(json.dumps(rollup))
+    html = render_dashboard(read_dashboard_data(run, DashboardConfig()))
+    top = html[: html.index("<h2>Summary</h2>")]
+    assert "GPU power numbers are <b>NOT publishable</b>" in top
+    assert (
+        "<li>GPU power was not captured: power/manifest.json not found: GPU power was not "
+        "captured</li>"
+    ) in top
 
 
 def test_text_is_escaped(tmp_path: Path) -> None:
@@ -188,6 +344,7 @@ def test_not_publishable_is_said(tmp_path: Path) -> None:
                 "status": "incomplete",
                 "publication_valid": False,
                 "reason_codes": ["collector_interrupted"],
+                "clock_sync_failures": [{"hostname": "n3", "offset_seconds": 2.25}],
                 "window_validations": [
                     {
                         "benchmark_type": "sa-bench",
@@ -200,8 +357,17 @@ def test_not_publishable_is_said(tmp_path: Path) -> None:
         )
     )
     html = render_dashboard(read_dashboard_data(run, DashboardConfig()))
-    assert "NOT publishable</b> (status incomplete; reasons: collector_interrupted)" in html
-    assert "sa-bench c=4: INVALID sample_gap_exceeded" in html
+    top = html[: html.index("<h2>Summary</h2>")]  # said at the top, before the numbers
+    assert "GPU power numbers are <b>NOT publishable</b> (status incomplete)." in top
+    assert (
+        "<p>Why:</p><ul><li>The run was cancelled or failed, so power collection stopped early. "
+        "<code>collector_interrupted</code></li>"
+        "<li>node n3: its clock is +2.250 s from the head node&#x27;s</li></ul>"
+    ) in top
+    assert (
+        "<li>sa-bench c=4: not valid<ul><li>Some GPU went more than 3 s without a power sample "
+        "inside the window. <code>sample_gap_exceeded</code></li></ul></li>"
+    ) in top
 
 
 def test_malformed_rollup_names_the_file(tmp_path: Path) -> None:

@@ -7,6 +7,10 @@ Inputs, all optional and relative to RUN_DIR (see `DashboardConfig`): `benchmark
 Output: inline SVG and CSS only, no scripts, no network; the same inputs give byte-identical
 output. A missing input leaves its section with a "no data" note; a
 malformed one raises `DashboardError` naming the file.
+
+Energy per concurrency comes from the rollup's `energy` (srt-bench energy: GPU J, W, J/output
+and J/total token, CPU J) when any run carries one, else from `<power_dir>/energy.json` (no
+J/total token there). The power part (per-GPU charts, the verdict) is dashboard_power.py.
 """
 
 from __future__ import annotations
@@ -20,15 +24,43 @@ from pathlib import Path
 from typing import Any
 
 from srt_telemetry.config import DashboardConfig
+from srt_telemetry.dashboard_power import (
+    Points,
+    Window,
+    gpu_power_charts,
+    power_chart,
+    read_gpu_samples,
+    verdict_html,
+)
 from srt_telemetry.errors import DashboardError
-from srt_telemetry.power_samples import read_samples
 from srt_telemetry.power_windows import decode_window
-from srt_telemetry.rollup_view import RollupRunView, decode_rollup_view
-from srt_telemetry.svg import Band, Series, bar_chart, line_chart
+from srt_telemetry.rollup_view import (
+    PowerSummaryView,
+    RollupRunView,
+    RunEnergyView,
+    decode_rollup_view,
+)
+from srt_telemetry.svg import Series, bar_chart, line_chart
 
-__all__ = ["DashboardData", "read_dashboard_data", "render_dashboard", "write_dashboard"]
+__all__ = [
+    "DashboardData",
+    "EnergyRow",
+    "read_dashboard_data",
+    "render_dashboard",
+    "write_dashboard",
+]
 
-MAX_POINTS = 1500
+
+@dataclass(frozen=True)
+class EnergyRow:
+    """One concurrency's energy, whichever file it came from (None = not known)."""
+
+    gpu_joules: float | None = None
+    gpu_avg_w: float | None = None
+    j_per_output_token: float | None = None
+    j_per_total_token: float | None = None
+    cpu_joules: float | None = None
+    valid: bool | None = None
 
 
 @dataclass
@@ -36,11 +68,15 @@ class DashboardData:
     title: str
     runs: tuple[RollupRunView, ...] = ()
     rollup_type: str = ""
-    gpu_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    cpu_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    windows: list[tuple[float, float, str]] = field(default_factory=list)
-    energy: dict[int, dict[str, Any]] = field(default_factory=dict)
+    gpu_series: dict[str, Points] = field(default_factory=dict)  # node sums
+    gpu_device_series: dict[str, dict[int, Points]] = field(default_factory=dict)
+    cpu_series: dict[str, Points] = field(default_factory=dict)
+    windows: list[Window] = field(default_factory=list)
+    energy: dict[int, EnergyRow] = field(default_factory=dict)
+    energy_source: str = ""
     power_manifest: dict[str, Any] | None = None
+    rollup_power: PowerSummaryView | None = None
+    rollup_energy: dict[int, RunEnergyView] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -49,17 +85,6 @@ def _load_json(path: Path) -> Any:
         return json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DashboardError(f"{path}: cannot read JSON: {exc}; fix or remove the file") from exc
-
-
-def _downsample(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    if len(points) <= MAX_POINTS:
-        return points
-    step = math.ceil(len(points) / MAX_POINTS)
-    out = []
-    for i in range(0, len(points), step):
-        chunk = points[i : i + step]
-        out.append((chunk[0][0], sum(p[1] for p in chunk) / len(chunk)))
-    return out
 
 
 def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData:
@@ -75,6 +100,8 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
         view = decode_rollup_view(raw, source=str(rollup))
         data.rollup_type = view.benchmark_type
         data.runs = view.runs
+        data.rollup_power = view.power
+        data.rollup_energy = view.energy
     else:
         data.notes.append(f"no {config.rollup}: benchmark sections are empty")
     pdir = run_dir / config.power_dir
@@ -82,20 +109,11 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
         m = _load_json(pdir / "manifest.json")
         data.power_manifest = m if isinstance(m, dict) else None
     if (pdir / "samples.csv").exists():
-        read = read_samples(pdir / "samples.csv")
-        if read.reasons:
-            data.notes.append(f"{pdir / 'samples.csv'}: {', '.join(read.reasons)}")
-        per_host: dict[str, dict[int, list[tuple[float, float]]]] = {}
-        for s in read.samples:
-            per_host.setdefault(s.hostname, {}).setdefault(s.scrape_seq, []).append(
-                (s.timestamp_unix, s.power_w)
-            )
-        for host, cycles in sorted(per_host.items()):
-            pts = sorted(
-                (sum(t for t, _ in rows) / len(rows), sum(w for _, w in rows))
-                for rows in cycles.values()
-            )
-            data.gpu_series[host] = pts
+        gpu = read_gpu_samples(pdir / "samples.csv")
+        if gpu.reasons:
+            data.notes.append(f"{pdir / 'samples.csv'}: {', '.join(gpu.reasons)}")
+        data.gpu_series = gpu.node_sums
+        data.gpu_device_series = gpu.per_gpu
     else:
         data.notes.append(f"no {config.power_dir}/samples.csv: GPU power not captured")
     wdir = pdir / "windows"
@@ -104,11 +122,22 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
             w = decode_window(_load_json(p))
             if w is not None and w.end is not None:
                 data.windows.append((w.start, w.end, f"c={w.concurrency}"))
-    if (pdir / "energy.json").exists():
-        e = _load_json(pdir / "energy.json")
-        for w in e.get("windows", []) if isinstance(e, dict) else []:
-            if isinstance(w, dict) and isinstance(w.get("concurrency"), int):
-                data.energy[w["concurrency"]] = w
+    if data.rollup_energy:
+        data.energy_source = f"{config.rollup} (energy)"
+        data.energy = {
+            c: EnergyRow(
+                gpu_joules=e.gpu_energy_joules,
+                gpu_avg_w=e.gpu_avg_power_w,
+                j_per_output_token=e.joules_per_output_token,
+                j_per_total_token=e.joules_per_total_token,
+                cpu_joules=e.cpu_energy_joules,
+                valid=e.power_coverage_valid,
+            )
+            for c, e in data.rollup_energy.items()
+        }
+    elif (pdir / "energy.json").exists():
+        data.energy_source = f"{config.power_dir}/energy.json"
+        data.energy = _energy_json(_load_json(pdir / "energy.json"), data.power_manifest)
     for cpu_csv, suffix in (
         (run_dir / config.cpu_power_dir / "samples.csv", ""),
         (pdir / "cpu" / "samples.csv", " (exporter)"),
@@ -117,6 +146,29 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
             for host, pts in _read_cpu_totals(cpu_csv).items():
                 data.cpu_series[host + suffix] = pts
     return data
+
+
+def _float(v: Any) -> float | None:
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    return float(v) if ok else None
+
+
+def _energy_json(doc: Any, manifest: dict[str, Any] | None) -> dict[int, EnergyRow]:
+    """`energy.json` windows by concurrency; validity from the manifest's window validations."""
+    valid: dict[int, bool] = {}
+    for v in (manifest or {}).get("window_validations") or []:
+        if isinstance(v, dict) and isinstance(v.get("concurrency"), int):
+            valid[v["concurrency"]] = v.get("power_coverage_valid") is True
+    out: dict[int, EnergyRow] = {}
+    for w in doc.get("windows", []) if isinstance(doc, dict) else []:
+        if isinstance(w, dict) and isinstance(c := w.get("concurrency"), int):
+            out[c] = EnergyRow(
+                gpu_joules=_float(w.get("energy_joules")),
+                gpu_avg_w=_float(w.get("avg_power_w")),
+                j_per_output_token=_float(w.get("joules_per_output_token")),
+                valid=valid.get(c),
+            )
+    return dict(sorted(out.items()))
 
 
 def _read_cpu_totals(path: Path) -> dict[str, list[tuple[float, float]]]:
@@ -151,39 +203,8 @@ def _t0(data: DashboardData) -> float:
     return min(times) if times else 0.0
 
 
-def _power_chart(
-    title: str, series: dict[str, list[tuple[float, float]]], data: DashboardData, empty: str
-) -> str:
-    t0 = _t0(data)
-    lines = []
-    for host, raw in sorted(series.items()):
-        pts = _downsample(raw)
-        lines.append(Series(host, [t - t0 for t, _ in pts], [w for _, w in pts]))
-    bands = [Band(a - t0, b - t0, label) for a, b, label in data.windows]
-    return line_chart(
-        title, lines, x_label="seconds since first sample", y_label="W", bands=bands, empty=empty
-    )
-
-
-def _publication(data: DashboardData) -> str:
-    m = data.power_manifest
-    if m is None:
-        return '<p class="warn">GPU power: no manifest.json, numbers are not publishable.</p>'
-    ok = m.get("publication_valid") is True
-    reasons = ", ".join(str(r) for r in m.get("reason_codes", [])) or "none"
-    per_window = "".join(
-        f"<li>{escape(str(v.get('benchmark_type')))} c={escape(str(v.get('concurrency')))}: "
-        f"{'valid' if v.get('power_coverage_valid') else 'INVALID'}"
-        f" {escape(', '.join(v.get('reason_codes', [])))}</li>"
-        for v in m.get("window_validations", [])
-        if isinstance(v, dict)
-    )
-    cls = "ok" if ok else "warn"
-    verdict = "publishable" if ok else "NOT publishable"
-    return (
-        f'<p class="{cls}">GPU power numbers are <b>{verdict}</b> (status '
-        f"{escape(str(m.get('status')))}; reasons: {escape(reasons)}).</p><ul>{per_window}</ul>"
-    )
+def _valid(v: bool | None) -> str:
+    return "–" if v is None else "valid" if v else "not valid"
 
 
 def render_dashboard(data: DashboardData) -> str:
@@ -206,6 +227,8 @@ def render_dashboard(data: DashboardData) -> str:
             if math.isfinite(x) and math.isfinite(y)
         ],
     )
+    t0 = _t0(data)
+    concurrencies = sorted(data.energy)
     charts = [
         line_chart(
             "Throughput vs latency (one point per concurrency)",
@@ -237,51 +260,64 @@ def render_dashboard(data: DashboardData) -> str:
             y_label="ms",
             empty="no benchmark runs",
         ),
-        _power_chart(
-            "GPU power per node (sum of GPUs)", data.gpu_series, data, "no GPU power samples"
+        power_chart(
+            "GPU power per node (sum of GPUs)",
+            data.gpu_series,
+            data.windows,
+            t0,
+            "no GPU power samples",
         ),
-        _power_chart("CPU power per node", data.cpu_series, data, "no CPU power samples"),
+        *gpu_power_charts(data.gpu_device_series, data.windows, t0),
+        power_chart(
+            "CPU power per node", data.cpu_series, data.windows, t0, "no CPU power samples"
+        ),
         bar_chart(
-            "Energy per output token (GPU, J/token)",
-            [str(c) for c in sorted(data.energy)],
+            "GPU energy per token (J/token)"
+            + (f", from {data.energy_source}" if data.energy_source else ""),
+            [str(c) for c in concurrencies],
             [
-                (
-                    "J/token",
-                    [data.energy[c].get("joules_per_output_token") for c in sorted(data.energy)],
-                )
+                ("J/output token", [data.energy[c].j_per_output_token for c in concurrencies]),
+                ("J/total token", [data.energy[c].j_per_total_token for c in concurrencies]),
             ],
             x_label="concurrency",
             y_label="J/token",
-            empty="no energy per window (power/energy.json)",
+            empty="no energy per window (rollup energy or power/energy.json)",
         ),
     ]
     head = (
         "<tr><th>concurrency</th><th>output tok/s</th><th>req/s</th><th>TTFT mean</th>"
         "<th>TTFT p99</th><th>ITL mean</th><th>ITL p99</th><th>E2EL mean</th>"
-        "<th>GPU energy (J)</th><th>avg GPU W</th><th>J/output token</th></tr>"
+        "<th>GPU energy (J)</th><th>avg GPU W</th><th>J/output token</th>"
+        "<th>J/total token</th><th>CPU energy (J)</th><th>window power</th></tr>"
     )
     body = ""
     for r in runs:
-        e = data.energy.get(r.concurrency, {}) if r.concurrency is not None else {}
+        e = (
+            data.energy.get(r.concurrency, EnergyRow())
+            if r.concurrency is not None
+            else EnergyRow()
+        )
         body += (
             f"<tr><td>{escape(str(r.concurrency))}</td>"
             f"<td>{_num(r.throughput_toks)}</td>"
             f"<td>{_num(r.request_throughput, 3)}</td>"
             f"<td>{_num(r.ttft_mean_ms)}</td><td>{_num(r.ttft_p99_ms)}</td>"
             f"<td>{_num(r.itl_mean_ms, 2)}</td><td>{_num(r.itl_p99_ms, 2)}</td>"
-            f"<td>{_num(r.e2el_mean_ms)}</td><td>{_num(e.get('energy_joules'))}</td>"
-            f"<td>{_num(e.get('avg_power_w'))}</td>"
-            f"<td>{_num(e.get('joules_per_output_token'), 4)}</td></tr>"
+            f"<td>{_num(r.e2el_mean_ms)}</td><td>{_num(e.gpu_joules)}</td>"
+            f"<td>{_num(e.gpu_avg_w)}</td>"
+            f"<td>{_num(e.j_per_output_token, 4)}</td><td>{_num(e.j_per_total_token, 4)}</td>"
+            f"<td>{_num(e.cpu_joules)}</td><td>{_valid(e.valid)}</td></tr>"
         )
     notes = "".join(f"<li>{escape(n)}</li>" for n in data.notes)
+    source = f"<p>energy from {escape(data.energy_source)}</p>" if data.energy_source else ""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(data.title)}</title><style>{_CSS}</style></head><body>"
         f"<h1>{escape(data.title)}</h1>"
+        f"{verdict_html(data.power_manifest, data.rollup_power, data.rollup_energy)}"
         f"<p>benchmark: {escape(data.rollup_type or 'unknown')}, "
         f"{len(runs)} concurrency level(s)</p>"
-        f"{_publication(data)}"
-        f"<h2>Summary</h2><table>{head}{body}</table>"
+        f"<h2>Summary</h2><table>{head}{body}</table>{source}"
         + "".join(f'<div class="c">{c}</div>' for c in charts)
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
         + "</body></html>\n"
@@ -294,7 +330,8 @@ _CSS = (
     ".c{margin:12px 0}.t{font:bold 13px sans-serif}.l{font:12px sans-serif;fill:#444}"
     ".k{font:10px sans-serif;fill:#555}.g{stroke:#eee}.ax{fill:none;stroke:#999}"
     ".band{fill:#ffd54f;opacity:.25}.bl{font:9px sans-serif;fill:#8a6d00}"
-    ".ok{color:#1b5e20}.warn{color:#b71c1c}"
+    ".ok{color:#1b5e20}.warn{color:#b71c1c}.verdict{border:1px solid;padding:4px 12px}"
+    "code{font-size:12px;color:#555}"
 )
 
 

@@ -3,7 +3,12 @@
 The file is defined once, by `srt_schema.rollup.Rollup` (srt-bench writes it). srt-telemetry is
 installed alone on compute nodes and imports no workspace package, so it keeps this subset;
 `tests/test_contract.py` decodes the real structs' JSON with it, so a renamed or retyped field
-fails there. Unknown fields (the rest of the rollup) are ignored.
+fails there. Unknown fields (the rest of the rollup) are ignored, and every field of the energy
+subset is optional, so a rollup from an older or newer srt-bench still shows.
+
+Energy (written by `srt-bench energy`): each run's `energy` (`RunEnergyView`) and the file's
+`power` verdict (`PowerSummaryView`). They are decoded in a second pass with their own structs,
+so `RollupRunView` keeps exactly the real run's field types.
 """
 
 from __future__ import annotations
@@ -12,7 +17,13 @@ import msgspec
 
 from srt_telemetry.errors import DashboardError
 
-__all__ = ["RollupRunView", "RollupView", "decode_rollup_view"]
+__all__ = [
+    "PowerSummaryView",
+    "RollupRunView",
+    "RollupView",
+    "RunEnergyView",
+    "decode_rollup_view",
+]
 
 
 class RollupRunView(msgspec.Struct, frozen=True, kw_only=True):
@@ -26,18 +37,69 @@ class RollupRunView(msgspec.Struct, frozen=True, kw_only=True):
     e2el_mean_ms: float | None = None
 
 
+class RunEnergyView(msgspec.Struct, frozen=True, kw_only=True):
+    """A run's `energy` (J, W, J/token); null when srt-bench could not compute it."""
+
+    gpu_energy_joules: float | None = None
+    gpu_avg_power_w: float | None = None
+    joules_per_output_token: float | None = None
+    joules_per_total_token: float | None = None
+    cpu_energy_joules: float | None = None
+    power_coverage_valid: bool | None = None
+    reason_codes: tuple[str, ...] = ()
+
+
+class PowerSummaryView(msgspec.Struct, frozen=True, kw_only=True):
+    """The rollup's `power`: the GPU power manifest's verdict, `missing` = why there is none."""
+
+    publication_valid: bool | None = None
+    status: str | None = None
+    required: bool | None = None
+    reason_codes: tuple[str, ...] = ()
+    missing: str | None = None
+
+
 class RollupView(msgspec.Struct, frozen=True, kw_only=True):
     benchmark_type: str = ""
     runs: tuple[RollupRunView, ...] = ()
+    #: concurrency -> the run's energy, for runs that carry one
+    energy: dict[int, RunEnergyView] = {}
+    power: PowerSummaryView | None = None
+
+
+class _Doc(msgspec.Struct, frozen=True, kw_only=True):
+    benchmark_type: str = ""
+    runs: tuple[RollupRunView, ...] = ()
+
+
+class _EnergyRun(msgspec.Struct, frozen=True, kw_only=True):
+    concurrency: int | None = None
+    energy: RunEnergyView | None = None
+
+
+class _EnergyDoc(msgspec.Struct, frozen=True, kw_only=True):
+    runs: tuple[_EnergyRun, ...] = ()
+    power: PowerSummaryView | None = None
 
 
 def decode_rollup_view(data: bytes, *, source: str) -> RollupView:
     """Decode; `DashboardError` names the file and the bad `$.path`. Runs sorted by concurrency."""
     try:
-        view = msgspec.json.decode(data, type=RollupView)
+        doc = msgspec.json.decode(data, type=_Doc)
+        extra = msgspec.json.decode(data, type=_EnergyDoc)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise DashboardError(
             f"{source}: not a benchmark rollup: {exc}; fix or remove the file"
         ) from exc
-    runs = tuple(sorted(view.runs, key=lambda r: r.concurrency or 0))
-    return RollupView(benchmark_type=view.benchmark_type, runs=runs)
+    runs = tuple(sorted(doc.runs, key=lambda r: r.concurrency or 0))
+    energy = {
+        r.concurrency: r.energy
+        for r in extra.runs
+        if r.concurrency is not None and r.energy is not None
+    }
+    return RollupView(
+        benchmark_type=doc.benchmark_type,
+        runs=runs,
+        energy=dict(sorted(energy.items())),
+        power=extra.power,
+    )

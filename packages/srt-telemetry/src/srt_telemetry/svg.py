@@ -94,7 +94,8 @@ def line_chart(
     ys = [p[1] for p in pts]
     pad = (max(xs) - min(xs)) * 0.06 if markers else 0.0  # room for point labels
     xt = nice_ticks(min(xs) - pad, max(xs) + pad)
-    yt = nice_ticks(min(0.0, *ys), max(ys) * 1.12)  # headroom for the legend
+    legend_rows = max(1, math.ceil(len(series) / 4))
+    yt = nice_ticks(min(0.0, *ys), max(ys) * (1 + 0.12 * legend_rows))  # room for the legend
     x0, x1, y0, y1 = xt[0], xt[-1], yt[0], yt[-1]
     pw, ph = W - ML - MR, H - MT - MB
 
@@ -109,7 +110,8 @@ def line_chart(
         body.append(
             f'<rect x="{sx(b.x0):.1f}" y="{MT}" width="{max(1.0, sx(b.x1) - sx(b.x0)):.1f}" '
             f'height="{ph}" class="band"><title>{escape(b.label)}</title></rect>'
-            f'<text x="{sx(b.x0) + 2:.1f}" y="{MT + 10}" class="bl">{escape(b.label)}</text>'
+            # labelled at the bottom, clear of the legend at the top
+            f'<text x="{sx(b.x0) + 2:.1f}" y="{MT + ph - 4}" class="bl">{escape(b.label)}</text>'
         )
     for t in yt:
         body.append(
