@@ -157,6 +157,8 @@ def _spec(
 
 
 def _join_budget(request_timeout: float, join: float | None) -> float:
+    """The collector's shutdown budget, as srt-telemetry derives it (``PowerConfig.join_timeout``,
+    which the planner cannot import): the collector's stop grace and the finalize deadline."""
     return join if join is not None else 2 * (2 * request_timeout + 1) + 2
 
 
@@ -171,7 +173,6 @@ def build_power(ctx: PlanContext, processes: Sequence[ProcessSpec]) -> PowerLegs
     machine = _machines(ctx, compute)
     hosts = tuple(dict.fromkeys(machine.values()))
     head = carving.head
-    config_dir = ctx.log_dir
     power_dir = f"{ctx.log_dir}/{tel.storage_subdir}"
     specs: list[ProcessSpec] = []
     files: list[GeneratedFile] = []
@@ -238,7 +239,7 @@ def build_power(ctx: PlanContext, processes: Sequence[ProcessSpec]) -> PowerLegs
             "cpu_exporter_endpoints": cpu_endpoints,
         }
         files.append(_json_file(POWER_CONFIG, config))
-        path = f"{config_dir}/{POWER_CONFIG}"
+        path = f"{ctx.log_dir}/{POWER_CONFIG}"
         grace = _join_budget(tel.request_timeout_seconds, tel.collector_join_timeout_seconds)
         collector = _spec(
             ctx,
@@ -295,7 +296,7 @@ def build_power(ctx: PlanContext, processes: Sequence[ProcessSpec]) -> PowerLegs
             "run_name": f"{ctx.recipe.name}_{ctx.job_id}",
         }
         files.append(_json_file(CPU_POWER_CONFIG, config))
-        path = f"{config_dir}/{CPU_POWER_CONFIG}"
+        path = f"{ctx.log_dir}/{CPU_POWER_CONFIG}"
         base = ("srt-telemetry", "cpu-power")
         specs.append(
             _spec(

@@ -26,8 +26,6 @@ from srt_runtime.supervisor import Supervisor
 
 __all__ = ["finalize_argv", "run_finalize"]
 
-_KILL_WAIT = 10.0
-
 
 def finalize_argv(
     step: FinalizeStep, *, exited: set[str], interrupted: bool, benchmark_forced: bool
