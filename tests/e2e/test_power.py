@@ -27,6 +27,9 @@ CAPTURE = REPO / "packages" / "srt-telemetry" / "tests" / "data" / "replay" / "d
 CURVE = "linear:180:0.75"
 GPU_OFFSET_W = 12.5
 CONCURRENCIES = [2, 4]
+#: Non-default folders and budgets: the job must use what the recipe says.
+POWER_DIR = "watts"
+CPU_DIR = "cpu_watts"
 
 
 def _recipe(
@@ -65,6 +68,9 @@ def _recipe(
             "required": required,
             "collect_interval_ms": 500,
             "startup_timeout_seconds": 20,
+            "request_timeout_seconds": 1.5,
+            "collector_join_timeout_seconds": 20,
+            "storage_subdir": POWER_DIR,
             "dcgm_exporter": {
                 "container_image": "",
                 "binary": "python3",
@@ -72,7 +78,14 @@ def _recipe(
                 "command": command,
             },
             "cpu_power_exporter": {"port": 9405, "source": "acpi"},
-            "cpu_power": {"enabled": True, "source": "acpi", "sample_interval_seconds": 0.2},
+            "cpu_power": {
+                "enabled": True,
+                "required": True,
+                "source": "acpi",
+                "sample_interval_seconds": 0.2,
+                "startup_timeout_seconds": 20,
+                "storage_subdir": CPU_DIR,
+            },
         },
     }
     path = tmp_path / f"{name}.yaml"
@@ -103,11 +116,15 @@ def test_a_two_node_job_measures_energy_within_one_percent_of_the_curve(
     job, status = _run(srt, tmp_path, start=start, required=True)
     assert (status["status"], status["exit_code"]) == ("completed", 0)
 
-    manifest = _read(job, "power", "manifest.json")
+    manifest = _read(job, POWER_DIR, "manifest.json")
     assert (manifest["status"], manifest["publication_valid"]) == ("complete", True)
     assert manifest["reason_codes"] == []
     assert {d["hostname"] for d in manifest["observed_devices"]} == {"node1", "node2"}
     assert len(manifest["expected_devices"]) == 8
+    assert manifest["request_timeout_seconds"] == 1.5
+    plan = json.loads((job.job_dir / "plan.json").read_text())
+    steps = {step["name"]: step for step in plan["finalize"]}
+    assert steps["power-finalize"]["timeout_seconds"] == 20 + 60  # the join budget + 60 s
 
     rollup = _read(job, "benchmark-rollup.json")
     assert rollup["power"]["publication_valid"] is True
@@ -116,7 +133,7 @@ def test_a_two_node_job_measures_energy_within_one_percent_of_the_curve(
     curve = parse_curve(CURVE)
     for concurrency in CONCURRENCIES:
         (window_file,) = job.job_dir.glob(
-            f"logs/power/windows/results_concurrency_{concurrency}_*.json"
+            f"logs/{POWER_DIR}/windows/results_concurrency_{concurrency}_*.json"
         )
         window = json.loads(window_file.read_text())
         assert window["status"] == "completed"
@@ -146,9 +163,9 @@ def test_a_two_node_job_measures_energy_within_one_percent_of_the_curve(
         assert sorted(energy["per_node_joules"]) == ["node1", "node2"]
         assert energy["cpu_energy_joules"] is not None and energy["cpu_energy_joules"] > 0
 
-    cpu = _read(job, "cpu_power", "manifest.json")
-    assert (cpu["status"], cpu["reason_codes"]) == ("complete", [])
-    assert (job.job_dir / "logs" / "power" / "cpu" / "samples.csv").stat().st_size > 0
+    cpu = _read(job, CPU_DIR, "manifest.json")
+    assert (cpu["status"], cpu["reason_codes"], cpu["required"]) == ("complete", [], True)
+    assert (job.job_dir / "logs" / POWER_DIR / "cpu" / "samples.csv").stat().st_size > 0
     page = (job.job_dir / "logs" / "perf_dashboard.html").read_text()
     assert "J/output token" in page and "publishable" in page
     finalize_log = (job.job_dir / "logs" / "power-finalize.out").read_text()
@@ -167,7 +184,7 @@ def test_an_exporter_that_dies_mid_window_invalidates_the_power(
         replay_flags="--die-after-s 9",
         name=f"e2e-power-dies-{'req' if required else 'opt'}",
     )
-    manifest = _read(job, "power", "manifest.json")
+    manifest = _read(job, POWER_DIR, "manifest.json")
     assert manifest["publication_valid"] is False
     assert "exporter_exited" in manifest["reason_codes"]
     assert manifest["status"] == "incomplete"
@@ -191,6 +208,6 @@ def test_a_node_clock_off_by_seconds_is_reported(srt: SrtOnSlurm, tmp_path: Path
         name="e2e-power-clock",
     )
     assert (status["status"], status["exit_code"]) == ("completed", 0)
-    manifest = _read(job, "power", "manifest.json")
+    manifest = _read(job, POWER_DIR, "manifest.json")
     assert manifest["publication_valid"] is False
     assert "clock_sync_unverified" in manifest["reason_codes"]
