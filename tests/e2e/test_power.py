@@ -125,6 +125,9 @@ def test_a_two_node_job_measures_energy_within_one_percent_of_the_curve(
     plan = json.loads((job.job_dir / "plan.json").read_text())
     steps = {step["name"]: step for step in plan["finalize"]}
     assert steps["power-finalize"]["timeout_seconds"] == 20 + 60  # the join budget + 60 s
+    gates = {p["name"]: p for p in plan["processes"] if p["name"].endswith("-ready")}
+    assert gates["cpu-power-ready"]["timeout_seconds"] == 20 + 15  # its startup deadline + 15 s
+    assert gates["cpu-power-ready"]["critical"] is True  # cpu_power.required
 
     rollup = _read(job, "benchmark-rollup.json")
     assert rollup["power"]["publication_valid"] is True
