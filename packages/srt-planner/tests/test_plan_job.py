@@ -337,11 +337,6 @@ def test_role_over_its_node_budget_is_named(
     ("fields", "message"),
     [
         (
-            {"model": {"path": "/m", "container": "c", "stage_dir": "/stage"}},
-            "$.model.stage_dir: model staging is not planned by srt yet; remove stage_dir to "
-            "read the model from model.path",
-        ),
-        (
             {"engine": "trtllm", "roles": {"agg": {"nodes": 1, "workers": 1, "sidecar": True}}},
             "$.roles.agg.sidecar: the Dynamo sidecar mode is planned for SGLang only; the native "
             "trtllm engine + sidecar launch is not planned by srt yet; remove 'sidecar: true' (and "

@@ -136,13 +136,15 @@ def _refusals(fragment: dict[str, Any], base: dict[str, Any] = _MOCKER) -> list[
                 )
             ],
         ),
+        # Model staging is planned (srt_planner.staging) for a model folder, not an hf: id.
+        ({"model": {"stage_dir": "/raid/models"}}, []),
         (
-            {"model": {"stage_dir": "/raid/models"}},
+            {"model": {"path": "hf:Org/m", "stage_dir": "/raid/models"}},
             [
                 (
                     "$.model.stage_dir",
-                    "model staging is not planned by srt yet; remove stage_dir to read the "
-                    "model from model.path",
+                    "an hf: model has no folder to stage (the workers download it by id); "
+                    "remove stage_dir, or point model.path at a downloaded model folder",
                 )
             ],
         ),

@@ -47,6 +47,7 @@ from srt_planner.power import build_power
 from srt_planner.preamble import FINGERPRINT_SCRIPT
 from srt_planner.services import build_services
 from srt_planner.srun import SrunStep, render_srun
+from srt_planner.staging import build_staging
 from srt_planner.stand_in import check_frontend
 from srt_planner.telemetry import build_telemetry
 from srt_planner.topology import expand_processes, plan_endpoints
@@ -75,11 +76,6 @@ def _refuse_unplanned(recipe: Recipe) -> None:
                 "yet; remove 'sidecar: true' (and dynamo.sidecar) to run dynamo."
                 f"{kind} without it"
             )
-    if recipe.model.stage_dir is not None:
-        raise PlanningError(
-            "$.model.stage_dir: model staging is not planned by srt yet; remove stage_dir to "
-            "read the model from model.path"
-        )
 
 
 def _serves(recipe: Recipe, *, serve_only: bool, request: EvalRequest) -> bool:
@@ -299,6 +295,7 @@ def plan_job(
     layout = plan_frontend_layout(ctx, routers, disaggregated)
     setup, teardown = _host_setup(ctx)
     services, service_files = build_services(ctx, flat)
+    staging, staging_files = build_staging(ctx)
     workers, worker_files = build_workers(ctx, expanded)
     frontends, frontend_files = build_frontends(ctx, routers, layout)
     if stand_in is not None:
@@ -327,6 +324,7 @@ def plan_job(
     processes = [
         *setup,
         *services,
+        *staging,
         *workers,
         *frontends,
         *power.processes,
@@ -339,6 +337,7 @@ def plan_job(
     files: dict[str, GeneratedFile] = {}
     for generated in [
         *service_files,
+        *staging_files,
         *worker_files,
         *frontend_files,
         *telemetry_files,

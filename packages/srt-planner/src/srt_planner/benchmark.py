@@ -37,10 +37,11 @@ def _role_env(ctx: PlanContext, leaders: Sequence[WorkerProcess], role: str) -> 
 
 def _tokenizer_path(ctx: PlanContext, benchmark: BenchmarkConfig) -> str | None:
     """``benchmark.custom_tokenizer`` (a local tokenizer.json or its folder) when set, else the
-    model folder; an ``hf:`` model has none on disk."""
+    model folder (the shared one: a staged copy is only on worker nodes); an ``hf:`` model has
+    none on disk."""
     if benchmark.custom_tokenizer is not None:
         return benchmark.custom_tokenizer
-    return None if is_hf_model(ctx.recipe.model.path) else ctx.model_arg
+    return None if is_hf_model(ctx.recipe.model.path) else ctx.shared_model_arg
 
 
 def render_run_config(

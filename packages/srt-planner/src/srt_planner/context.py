@@ -9,7 +9,7 @@ import msgspec
 
 from srt_planner.carving import Carving
 from srt_planner.errors import PlanningError
-from srt_planner.mounts import HF_PREFIX, is_hf_model
+from srt_planner.mounts import HF_PREFIX, is_hf_model, staged_model_path
 from srt_planner.plan import ContainerSpec, Mount, StandIn
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import Recipe
@@ -128,6 +128,18 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def model_arg(self) -> str:
+        """The model every engine loads: the staged copy with ``model.stage_dir`` (on each worker
+        node's own storage; not in stand-in mode, which stages nothing), else the shared folder
+        (``/model`` in containers), else the HF id."""
+        staged = staged_model_path(self.recipe)
+        if staged is not None and self.stand_in is None:
+            return staged
+        return self.shared_model_arg
+
+    @property
+    def shared_model_arg(self) -> str:
+        """The model as every node sees it (never the staged copy, which only worker nodes
+        have): what the benchmark's tokenizer and the staging step read."""
         path = self.recipe.model.path
         if is_hf_model(path):
             return path[len(HF_PREFIX) :]

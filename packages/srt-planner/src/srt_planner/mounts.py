@@ -1,6 +1,8 @@
 """Container mounts of every containerized step (docs/planner.md#mounts).
 
-Order: built-ins (log dir -> /logs, model dir -> /model), cluster ``default_mounts``, recipe
+Order: built-ins (log dir -> /logs, model dir -> /model, the parent of ``model.stage_dir`` on the
+same path, so the staging step can create the staged copy and engines read it), cluster
+``default_mounts``, recipe
 ``extra_mount``, recipe ``container_mounts``; a later entry with the same container path replaces
 an earlier one, so the documented priority holds (container_mounts > extra_mount > default_mounts
 > built-ins). ``$VARS`` are left for the shell of the submitting side (the planner reads no
@@ -9,6 +11,7 @@ environment).
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 
 from srt_planner.env import render_placeholders
@@ -17,13 +20,27 @@ from srt_planner.plan import Mount
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import Recipe
 
-__all__ = ["HF_PREFIX", "build_mounts", "is_hf_model"]
+__all__ = ["HF_PREFIX", "build_mounts", "is_hf_model", "model_dir_name", "staged_model_path"]
 
 HF_PREFIX = "hf:"
 
 
 def is_hf_model(path: str) -> bool:
     return path.startswith(HF_PREFIX)
+
+
+def model_dir_name(path: str) -> str:
+    """The model folder's own name (``/models/Llama-3/`` -> ``Llama-3``)."""
+    return posixpath.basename(path.rstrip("/"))
+
+
+def staged_model_path(recipe: Recipe) -> str | None:
+    """Where model staging puts the copy, ``<stage_dir>/<model dir name>`` (None: no staging, or
+    an ``hf:`` model, which has no folder to copy)."""
+    stage_dir = recipe.model.stage_dir
+    if stage_dir is None or is_hf_model(recipe.model.path):
+        return None
+    return posixpath.join(stage_dir.rstrip("/") or "/", model_dir_name(recipe.model.path))
 
 
 def _extra(entry: str) -> Mount:
@@ -49,6 +66,12 @@ def build_mounts(
     add(Mount(host=log_dir, container="/logs", source="built-in"))
     if not is_hf_model(recipe.model.path):
         add(Mount(host=recipe.model.path, container="/model", source="built-in"))
+    staged = staged_model_path(recipe)
+    if staged is not None:
+        # The parent of the staged copy's folder: stage_dir itself may not exist before the
+        # staging step creates it (docs/planner.md#model-staging).
+        parent = posixpath.dirname(posixpath.dirname(staged))
+        add(Mount(host=parent, container=parent, source="built-in"))
     for host, container in sorted((cluster.default_mounts or {}).items()):
         add(Mount(host=host, container=container, source="cluster"))
     for entry in recipe.extra_mount or ():

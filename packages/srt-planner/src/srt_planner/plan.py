@@ -53,6 +53,8 @@ StartPhase = Literal[
     "host_setup",
     "infra",
     "before_workers",
+    #: One-shot model staging steps (``model.stage_dir``, srt_planner.staging).
+    "model_staging",
     "workers",
     "frontends",
     "after_frontend",

@@ -1,10 +1,9 @@
 """One whole run: stages in order, then cleanup on every path, then the final record.
 
-Order (docs/design.md#supervisor-stages): host_setup -> infra -> before_workers (incl. model staging
-one-shots) -> workers -> frontends -> health gate -> after_frontend -> telemetry -> benchmark ->
-post_eval -> (terminal services wait / serving) -> finalize steps (power telemetry's verdict, on
-every path) -> cleanup -> host teardown -> diagnosis -> lock,
-status.
+Order (docs/design.md#supervisor-stages): host_setup -> infra -> before_workers -> model_staging
+(one-shots, every worker node at once) -> workers -> frontends -> health gate -> after_frontend ->
+telemetry -> benchmark -> post_eval -> (terminal services wait / serving) -> finalize steps (power
+telemetry's verdict, on every path) -> cleanup -> host teardown -> diagnosis -> lock, status.
 
 A serving plan (``JobPlan.serve_only``: ``benchmark.type: manual`` or ``--serve-only``) has no
 benchmark: after telemetry it serves until a stop (``srtctl cancel``, SIGTERM, the time limit:
@@ -80,6 +79,7 @@ def _stages(sup: Supervisor, sink: StatusSink, job_dir: Path) -> int:
     run_phase(sup, sink, "host_setup")
     run_phase(sup, sink, "infra")
     run_phase(sup, sink, "before_workers")
+    run_phase(sup, sink, "model_staging")
     run_phase(sup, sink, "workers")
     run_phase(sup, sink, "frontends")
     run_health_gate(sup, sink)

@@ -61,6 +61,8 @@ PHASE_STAGE: dict[StartPhase, Stage] = {
     "host_setup": "host_setup",
     "infra": "head_infrastructure",
     "before_workers": "before_workers",
+    # Still before any worker: reported as part of the services' stage.
+    "model_staging": "before_workers",
     "workers": "workers",
     "frontends": "frontend",
     "after_frontend": "after_frontend",
@@ -68,6 +70,10 @@ PHASE_STAGE: dict[StartPhase, Stage] = {
     "benchmark": "benchmark",
     "post_eval": "post_eval",
 }
+
+
+#: How a phase is named in a stage failure ("model staging failed on: ..."); default: the phase.
+_PHASE_WORDS: dict[StartPhase, str] = {"model_staging": "model staging"}
 
 
 def group_phase(plan: JobPlan, phase: StartPhase) -> list[list[ProcessSpec]]:
@@ -108,7 +114,8 @@ def _wait_oneshots(sup: Supervisor, procs: list[Proc], phase: StartPhase, *, fat
         nodes = ", ".join(dict.fromkeys(p.node for p, _ in blocking))
         details = "; ".join(f"{p.spec.name} {why}, see {p.log_path}" for p, why in blocking)
         raise StageError(
-            f"{phase} failed on: {nodes} ({details})", process=blocking[0][0].spec.name
+            f"{_PHASE_WORDS.get(phase, phase)} failed on: {nodes} ({details})",
+            process=blocking[0][0].spec.name,
         )
 
 

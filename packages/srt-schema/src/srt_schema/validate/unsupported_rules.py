@@ -191,10 +191,14 @@ RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
         "binary_path",
     ),
     Unsupported(
+        # Staging is planned (srt_planner.staging) for model folders only.
         "model.stage_dir",
-        _when(lambda r: r.model.stage_dir is not None, "$.model.stage_dir"),
-        "model staging is not planned by srt yet; remove stage_dir to read the model from "
-        "model.path",
+        _when(
+            lambda r: r.model.stage_dir is not None and r.model.path.startswith("hf:"),
+            "$.model.stage_dir",
+        ),
+        "an hf: model has no folder to stage (the workers download it by id); remove "
+        "stage_dir, or point model.path at a downloaded model folder",
     ),
     Unsupported(
         "enable_config_dump",
