@@ -62,6 +62,7 @@ BASES: dict[str, dict[str, Any]] = {
     "trtllm-disagg": _disagg("trtllm"),
     "mocker-disagg": _disagg("mocker"),
     "vllm-direct": _on("vllm", frontend={"type": "vllm"}),
+    "trtllm-sidecar": _with(_on("trtllm"), "{dynamo: {sidecar: true}}"),
     "trtllm-serve": _with(
         _disagg("trtllm"), "{frontend: {type: trtllm_serve, enable_multiple_frontends: false}}"
     ),
@@ -459,6 +460,13 @@ ROWS: list[tuple[str, str, dict[str, Any]]] = [
         yaml.safe_load("{health_check: {extra_fatal_log_patterns: [BOOM]}}"),
     ),
     ("dynamo.sidecar", "sglang", yaml.safe_load("{dynamo: {sidecar: true}}")),
+    ("dynamo.sidecar", "vllm", yaml.safe_load("{dynamo: {sidecar: true}}")),
+    ("dynamo.sidecar", "trtllm", yaml.safe_load("{dynamo: {sidecar: true}}")),
+    (
+        "dynamo.sidecar_context_length",
+        "trtllm-sidecar",
+        yaml.safe_load("{dynamo: {sidecar_context_length: 8192}}"),
+    ),
     (
         "dynamo.sidecar_args",
         "sglang",

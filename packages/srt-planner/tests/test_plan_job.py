@@ -337,10 +337,9 @@ def test_role_over_its_node_budget_is_named(
     ("fields", "message"),
     [
         (
-            {"engine": "trtllm", "roles": {"agg": {"nodes": 1, "workers": 1, "sidecar": True}}},
-            "$.roles.agg.sidecar: the Dynamo sidecar mode is planned for SGLang only; the native "
-            "trtllm engine + sidecar launch is not planned by srt yet; remove 'sidecar: true' (and "
-            "dynamo.sidecar) to run dynamo.trtllm without it",
+            {"engine": "mocker", "roles": {"agg": {"nodes": 1, "workers": 1, "sidecar": True}}},
+            "$.roles.agg.sidecar: the Dynamo sidecar mode is planned for sglang, vllm and "
+            "trtllm, not mocker; remove 'sidecar: true' (and dynamo.sidecar)",
         ),
     ],
 )

@@ -100,13 +100,13 @@ def test_dynamo_sidecar_switch_is_job_wide(
 def test_sidecar_for_other_engines_is_refused(
     make_recipe: RecipeFactory, cluster: ClusterConfig
 ) -> None:
-    recipe = make_recipe(engine="vllm", roles={"agg": {"nodes": 1, "workers": 1, "sidecar": True}})
+    # vLLM and TRT-LLM sidecars: test_sidecar_engines.py.
+    recipe = make_recipe(engine="atom", roles={"agg": {"nodes": 1, "workers": 1, "sidecar": True}})
     with pytest.raises(PlanningError) as info:
         plan_job(recipe, cluster, "n0", "1")
     assert str(info.value) == (
-        "$.roles.agg.sidecar: the Dynamo sidecar mode is planned for SGLang only; the native "
-        "vllm engine + sidecar launch is not planned by srt yet; remove 'sidecar: true' (and "
-        "dynamo.sidecar) to run dynamo.vllm without it"
+        "$.roles.agg.sidecar: the Dynamo sidecar mode is planned for sglang, vllm and trtllm, "
+        "not atom; remove 'sidecar: true' (and dynamo.sidecar)"
     )
 
 

@@ -100,12 +100,17 @@ def _refusals(fragment: dict[str, Any], base: dict[str, Any] = _MOCKER) -> list[
             ],
         ),
         (
+            # Without the sidecar mode nothing reads it (the TRT-LLM sidecar does:
+            # test_sidecar_rules.py).
             {"dynamo": {"sidecar_context_length": 8192}},
             [
                 (
                     "$.dynamo.sidecar_context_length",
-                    "the sidecar's context length is not passed by srt yet (the sidecar reads "
-                    "it from the engine); remove sidecar_context_length",
+                    "sidecar_context_length is passed only to the TRT-LLM sidecar "
+                    "(--context-length); the sglang and vllm sidecars read the context length "
+                    "from their engine and without the sidecar mode nothing reads it; remove "
+                    "sidecar_context_length, or use it with engine trtllm and "
+                    "roles.agg.sidecar: true",
                 )
             ],
         ),

@@ -66,15 +66,29 @@ __all__ = ["plan_job"]
 def _refuse_unplanned(recipe: Recipe) -> None:
     """Features the planner does not lay out yet fail loudly instead of being ignored."""
     sidecars = sidecar_mode(recipe)
-    for role in resolve_roles(recipe):
+    for role in resolve_roles(recipe) if sidecars else ():
         engine = engine_of(recipe, role.name)
-        if sidecars and not capabilities(engine).dynamo_sidecar:
-            kind = engine.__struct_config__.tag
+        kind = engine.__struct_config__.tag
+        if not capabilities(engine).dynamo_sidecar:
             raise PlanningError(
-                f"$.roles.{role.name}.sidecar: the Dynamo sidecar mode is planned for SGLang "
-                f"only; the native {kind} engine + sidecar launch is not planned by srt "
-                "yet; remove 'sidecar: true' (and dynamo.sidecar) to run dynamo."
-                f"{kind} without it"
+                f"$.roles.{role.name}.sidecar: the Dynamo sidecar mode is planned for sglang, "
+                f"vllm and trtllm, not {kind}; remove 'sidecar: true' (and dynamo.sidecar)"
+            )
+        if capabilities(engine).data_parallel and dp_launch_mode_of(engine) == "per_gpu":
+            raise PlanningError(
+                f"$.roles.{role.name}.sidecar: the Dynamo sidecar mode with vLLM needs "
+                "engine.dp_launch_mode per_node (one native server per worker); set "
+                "dp_launch_mode: per_node or remove 'sidecar: true'"
+            )
+        nodes = -(-role.gpus_per_worker // recipe.resources.gpus_per_node)
+        dp = data_parallel(dict(role.config.args)) if capabilities(engine).data_parallel else 1
+        if nodes > 1 and dp > 1:
+            # Only the leader serves gRPC and runs the sidecar: a follower node's data-parallel
+            # ranks (hybrid load balancing) would be unreachable.
+            raise PlanningError(
+                f"$.roles.{role.name}.sidecar: a vLLM data-parallel worker across {nodes} nodes "
+                "is not planned with the Dynamo sidecar (only its leader runs one); use workers "
+                "of one node each (more workers, fewer GPUs) or remove 'sidecar: true'"
             )
 
 

@@ -179,9 +179,13 @@ ENGINE_CAPABILITIES: dict[EngineType, EngineCapabilities] = {
     "atom": EngineCapabilities(),
     "sglang": EngineCapabilities(dynamo_sidecar=True),
     "tilert": EngineCapabilities(),
-    "trtllm": EngineCapabilities(mpi_launch=True),
+    "trtllm": EngineCapabilities(mpi_launch=True, dynamo_sidecar=True),
     "vllm": EngineCapabilities(
-        failover=True, data_parallel=True, kv_connector=True, prefill_decode_colocation=True
+        dynamo_sidecar=True,
+        failover=True,
+        data_parallel=True,
+        kv_connector=True,
+        prefill_decode_colocation=True,
     ),
     "mocker": EngineCapabilities(),
 }

@@ -1,11 +1,15 @@
 """Dynamo sidecar mode: a native engine and its Dynamo sidecar in one step (docs/planner.md#sglang,
-#ports).
+#vllm, #trt-llm, #ports).
 
 The engine serves native gRPC on the loopback port ``sidecar_grpc`` (``dynamo.sidecar_port``
 and up, one per sidecar process); the sidecar (``python3 -m dynamo.<framework>.sidecar`` or
 ``dynamo.sidecar_binary``) connects to it and registers the worker with Dynamo. Both run in one
 step with a coupled lifecycle: the sidecar starts once the engine's gRPC port accepts
 connections, and when either program exits the other is stopped and the step fails.
+
+SGLang and vLLM run the pair on an endpoint's leader (followers are engine-only ranks). TRT-LLM
+is one MPI step per endpoint: every task runs the same command, so :func:`rank_zero_launch` runs
+the pair on MPI rank 0 and the bare engine (an MPI worker rank) on every other task.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Sequence
 from srt_planner._recipe import resolve_roles
 from srt_schema.recipe import Recipe
 
-__all__ = ["coupled_launch", "sidecar_argv", "sidecar_mode"]
+__all__ = ["coupled_launch", "rank_zero_launch", "sidecar_argv", "sidecar_mode"]
 
 
 def sidecar_mode(recipe: Recipe) -> bool:
@@ -24,15 +28,23 @@ def sidecar_mode(recipe: Recipe) -> bool:
     return recipe.dynamo.sidecar or any(role.config.sidecar for role in resolve_roles(recipe))
 
 
-def sidecar_argv(recipe: Recipe, python: str, framework: str, grpc_port: int) -> tuple[str, ...]:
-    """The sidecar command: ``--grpc-endpoint 127.0.0.1:<port>`` then ``dynamo.sidecar_args``."""
+def sidecar_argv(
+    recipe: Recipe,
+    python: str,
+    framework: str,
+    grpc_port: int,
+    extra: Sequence[str] = (),
+) -> tuple[str, ...]:
+    """The sidecar command: ``--grpc-endpoint 127.0.0.1:<port>``, the engine's own sidecar flags
+    (``extra``), then ``dynamo.sidecar_args`` (last, so a recipe can add to what srt passes)."""
     dynamo = recipe.dynamo
     program = (
         (dynamo.sidecar_binary,)
         if dynamo.sidecar_binary
         else (python, "-m", f"dynamo.{framework}.sidecar")
     )
-    return (*program, "--grpc-endpoint", f"127.0.0.1:{grpc_port}", *dynamo.sidecar_args)
+    endpoint = ("--grpc-endpoint", f"127.0.0.1:{grpc_port}")
+    return (*program, *endpoint, *extra, *dynamo.sidecar_args)
 
 
 def coupled_launch(
@@ -84,3 +96,14 @@ def coupled_launch(
         ]
     )
     return ("bash", "-c", script)
+
+
+def rank_zero_launch(
+    engine: Sequence[str], sidecar: Sequence[str], *, grpc_port: int, startup_timeout: int
+) -> tuple[str, ...]:
+    """``bash -c``: MPI rank 0 runs the :func:`coupled_launch` pair, every other rank ``exec``s
+    the bare ``engine`` (``SLURM_PROCID`` is the task's rank in an srun step; a process
+    started outside srun counts as rank 0)."""
+    pair = coupled_launch(engine, sidecar, grpc_port=grpc_port, startup_timeout=startup_timeout)
+    guard = f'if [ "${{SLURM_PROCID:-0}}" != 0 ]; then exec {shlex.join(engine)}; fi'
+    return ("bash", "-c", f"{guard}\n{pair[2]}")

@@ -1,7 +1,9 @@
 """TRT-LLM endpoint command (docs/planner.md#trt-llm, #mpi-endpoints, #numa-binding).
 
 One MPI srun per endpoint; the role ``args`` become the engine YAML file
-``trtllm_config_<role>.yaml``, a generated file of the plan.
+``trtllm_config_<role>.yaml``, a generated file of the plan. In Dynamo sidecar mode (aggregated
+only; validate refuses disaggregated sidecars) the engine is TRT-LLM's native gRPC server and
+MPI rank 0 also runs the Dynamo sidecar (engines/sidecar.py).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any
 
 from srt_planner._yaml import dump_yaml
 from srt_planner.engines.base import EngineCommand, WorkerRequest, role_args
+from srt_planner.engines.sidecar import rank_zero_launch, sidecar_argv, sidecar_mode
 from srt_planner.numa import NUMA_SCRIPT, numa_script
 from srt_planner.plan import GeneratedFile
 from srt_schema.recipe import TRTLLMBackend
@@ -48,6 +51,7 @@ def build_trtllm(engine: TRTLLMBackend, request: WorkerRequest) -> EngineCommand
     ctx, role, proc = request.ctx, request.role, request.process
     config_path = f"{ctx.in_log_dir}/{config_file_name(role.name)}"
     served = ctx.served_model_name
+    sidecar = ctx.dynamo_workers and sidecar_mode(ctx.recipe)
     prefix: list[str] = []
     if memory_bind(engine, ctx.recipe.resources.gpu_type, role.name):
         prefix += ["numactl", "-m", "0,1"]
@@ -63,6 +67,14 @@ def build_trtllm(engine: TRTLLMBackend, request: WorkerRequest) -> EngineCommand
         # Always named: trtllm-serve would otherwise serve the path it loads (``/model`` in a
         # container), not the name the benchmark asks for (docs/deviations.md).
         program += ["--served_model_name", served]
+        program += list(role.config.extra_args)
+    elif sidecar:
+        # The native gRPC server the Dynamo TRT-LLM sidecar speaks, on loopback
+        # (ai-dynamo/dynamo lib/sidecar/trtllm/launch/agg.sh; docs/planner.md#trt-llm). Named
+        # like trtllm_serve's (same CLI), so it never serves the path it loads.
+        program = [ctx.python, "-m", "tensorrt_llm.commands.serve", ctx.model_arg, "--grpc"]
+        program += ["--host", "127.0.0.1", "--port", str(proc.ports["sidecar_grpc"])]
+        program += ["--extra_llm_api_options", config_path, "--served_model_name", served]
         program += list(role.config.extra_args)
     else:
         program = [ctx.python, "-m", "dynamo.trtllm", "--model-path", ctx.model_arg]
@@ -88,9 +100,29 @@ def build_trtllm(engine: TRTLLMBackend, request: WorkerRequest) -> EngineCommand
         if engine.numa_memory_bind == "local":
             wrapper.append("--bind-memory")
         argv = wrapper + argv
+    if sidecar:
+        argv = list(_sidecar_pair(request, argv))
     files = [GeneratedFile(path=config_file_name(role.name), content=dump_yaml(_config(request)))]
     if engine.numa_cpu_bind:
         files.append(numa_script())
     return EngineCommand(
         argv=tuple(argv), env=env, files=tuple(files), fatal_log_patterns=FATAL_PATTERNS
+    )
+
+
+def _sidecar_pair(request: WorkerRequest, engine: list[str]) -> tuple[str, ...]:
+    """Rank 0 of the endpoint's MPI step: engine + ``python3 -m dynamo.trtllm.sidecar
+    --grpc-endpoint 127.0.0.1:<grpc> --model-path <model> [--context-length N]``; every other
+    rank runs the engine alone (an MPI worker of ``trtllm-llmapi-launch``)."""
+    ctx = request.ctx
+    port = request.process.ports["sidecar_grpc"]
+    extra = ["--model-path", ctx.model_arg]
+    context_length = ctx.recipe.dynamo.sidecar_context_length
+    if context_length is not None:
+        extra += ["--context-length", str(context_length)]
+    return rank_zero_launch(
+        engine,
+        sidecar_argv(ctx.recipe, ctx.python, "trtllm", port, extra),
+        grpc_port=port,
+        startup_timeout=ctx.recipe.dynamo.sidecar_startup_timeout,
     )

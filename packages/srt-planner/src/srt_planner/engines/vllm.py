@@ -15,6 +15,7 @@ from srt_planner.engines.base import (
     role_args,
 )
 from srt_planner.engines.failover import failover_env, worker_dir
+from srt_planner.engines.sidecar import coupled_launch, sidecar_argv, sidecar_mode
 from srt_schema.recipe import VLLMBackend
 
 __all__ = [
@@ -49,6 +50,10 @@ _OWNED = (
     "node-rank",
     "served-model-name",
 )
+#: Sidecar mode also owns the native server's gRPC port.
+_OWNED_SIDECAR = (*_OWNED, "grpc-port")
+#: The native server's Rust frontend serves the gRPC API the Dynamo vLLM sidecar speaks.
+_RUST_FRONTEND = "VLLM_USE_RUST_FRONTEND"
 
 
 def _arg(args: dict[str, Any], name: str) -> Any:
@@ -102,18 +107,30 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
     multi = len(request.siblings) > 1
     leader_ip = ctx.address(request.leader.node)
     argv: list[str]
+    sidecar = ctx.dynamo_workers and sidecar_mode(ctx.recipe)
     if ctx.frontend == "vllm":
         argv = [engine.vllm_serve_binary, "serve", ctx.model_arg]
         if proc.is_leader:
             argv += ["--host", "0.0.0.0", "--port", str(proc.ports["public"])]
         argv += ["--served-model-name", *served]
+    elif sidecar:
+        # vLLM's native gRPC listener is its Rust frontend: ``vllm-rs serve <model> --host
+        # 127.0.0.1 --grpc-port <port>`` (ai-dynamo/dynamo lib/sidecar/vllm/README.md, "Run").
+        # ``vllm serve`` with VLLM_USE_RUST_FRONTEND=1 runs that frontend from the installed
+        # vllm package, so it need not be on PATH (NVIDIA/srt-slurm's sidecar tests launch it
+        # so). Only the leader serves (HTTP and gRPC on loopback); followers are --headless.
+        argv = [ctx.python, "-m", "vllm.entrypoints.cli.main", "serve", ctx.model_arg]
+        argv += ["--served-model-name", *served]
+        if "sidecar_grpc" in proc.ports:
+            argv += ["--host", "127.0.0.1", "--port", str(proc.ports["http"])]
+            argv += ["--grpc-port", str(proc.ports["sidecar_grpc"])]
     elif ctx.dynamo_workers:
         argv = [ctx.python, "-m", "dynamo.vllm", "--model", ctx.model_arg]
         argv += ["--served-model-name", *served]
     else:
         argv = ["vllm", "serve", ctx.model_arg, "--served-model-name", *served]
         argv += ["--host", "0.0.0.0", "--port", str(proc.ports.get("http", 0))]
-    if request.disaggregated and ctx.dynamo_workers:
+    if request.disaggregated and ctx.dynamo_workers and not sidecar:
         argv += ["--disaggregation-mode", role.name]
     transfer = (
         connector_config(engine, args) if request.disaggregated or ctx.dynamo_workers else None
@@ -122,12 +139,13 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
         argv += ["--kv-transfer-config", transfer]
     failover = engine.failover
     # Failover engines and the gms service must agree on "device k": all of them get the mask.
-    mask = engine.set_visible_devices or failover is not None
+    # So does a native sidecar engine (docs/planner.md#worker-environment).
+    mask = engine.set_visible_devices or failover is not None or sidecar
     if not mask:
         argv += ["--device-ids", ",".join(str(g) for g in proc.gpus)]
     dp = data_parallel(args)
     replica = replica_size(args)
-    owned: tuple[str, ...] = _OWNED
+    owned: tuple[str, ...] = _OWNED_SIDECAR if sidecar else _OWNED
     if dp > 1 and engine.dp_launch_mode == "per_node" and replica <= len(proc.gpus):
         owned = (*_OWNED, "data-parallel-address", "data-parallel-rpc-port")
         local = len(proc.gpus) // replica
@@ -147,7 +165,8 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
     if failover is not None:
         owned = (*owned, "load-format")
         argv += ["--load-format", "gms", "--gms-shadow-mode"]
-    if ctx.dynamo_workers:
+    if ctx.dynamo_workers and not sidecar:
+        # dynamo.vllm's own flags; in sidecar mode the sidecar reads DYN_REQUEST_PLANE.
         argv += ["--request-plane", ctx.recipe.dynamo.request_plane]
         argv += ["--dump-config-to", config_dump_path(request)]
     events = kv_events_config(role, proc.ports["kv_events"], vllm=True)
@@ -164,4 +183,30 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
         directory = worker_dir(failover, ctx.job_id, role.name, proc.endpoint.index)
         env.update(failover_env(directory, proc.engine))
     unset = ("VLLM_PORT",) if multi else ()
-    return EngineCommand(argv=tuple(argv), env=env, wants_mask=mask, env_unset=unset)
+    if not sidecar:
+        return EngineCommand(argv=tuple(argv), env=env, wants_mask=mask, env_unset=unset)
+    env.update(_sidecar_env(request))
+    if "sidecar_grpc" not in proc.ports:
+        # Followers are engine-only ranks: the leader's sidecar registers the whole endpoint.
+        return EngineCommand(argv=tuple(argv), env=env, wants_mask=mask, env_unset=unset)
+    port = proc.ports["sidecar_grpc"]
+    # The native server does not report its disaggregation role, so the sidecar is told
+    # (ai-dynamo/dynamo lib/sidecar/vllm/README.md: "--disaggregation-mode prefill|decode").
+    role_flags = ("--disaggregation-mode", role.name) if request.disaggregated else ()
+    launch = coupled_launch(
+        argv,
+        sidecar_argv(ctx.recipe, ctx.python, "vllm", port, role_flags),
+        grpc_port=port,
+        startup_timeout=ctx.recipe.dynamo.sidecar_startup_timeout,
+    )
+    return EngineCommand(argv=launch, env=env, wants_mask=mask, env_unset=unset)
+
+
+def _sidecar_env(request: WorkerRequest) -> dict[str, str]:
+    """Engine defaults of a native sidecar engine that the role's ``env`` or the recipe's
+    ``environment`` may override: the Rust (gRPC) frontend on, and no vLLM plugins
+    (``VLLM_PLUGINS=""``: an image's plugins could change the engine's output types under the
+    sidecar's fixed protocol; docs/planner.md#worker-environment)."""
+    given = {**request.role.config.env, **request.ctx.recipe.environment}
+    defaults = {_RUST_FRONTEND: "1", "VLLM_PLUGINS": ""}
+    return {key: value for key, value in defaults.items() if key not in given}

@@ -99,6 +99,41 @@ def _profiler_step_windows(recipe: Recipe) -> Iterator[str]:
             yield f"$.profiling.{name}.stop_step"
 
 
+def _sidecar_on(recipe: Recipe) -> bool:
+    return recipe.dynamo.sidecar or any(c.sidecar for c in recipe.roles.values())
+
+
+def _sidecar_context_length(recipe: Recipe) -> Iterator[str]:
+    # Only the TRT-LLM sidecar takes --context-length (the SGLang and vLLM sidecars read the
+    # context length from their engine's gRPC API); without sidecars nothing reads it.
+    if recipe.dynamo.sidecar_context_length is None:
+        return
+    trtllm = all(isinstance(engine_of(recipe, name), TRTLLMBackend) for name in recipe.roles)
+    if not (_sidecar_on(recipe) and trtllm):
+        yield "$.dynamo.sidecar_context_length"
+
+
+def _trtllm_disaggregated_sidecar(recipe: Recipe) -> Iterator[str]:
+    # The TRT-LLM sidecar pair (native gRPC server + sidecar on MPI rank 0) is laid out for
+    # aggregated workers only (docs/planner.md#trt-llm).
+    if not _sidecar_on(recipe):
+        return
+    for name, config in recipe.roles.items():
+        if name != "agg" and isinstance(engine_of(recipe, name), TRTLLMBackend):
+            yield f"$.roles.{name}.sidecar" if config.sidecar else "$.dynamo.sidecar"
+
+
+def _trtllm_sidecar_publish(recipe: Recipe) -> Iterator[str]:
+    # The publish flags are dynamo.trtllm flags; the sidecar mode runs the native server.
+    engine = engine_of(recipe, "agg") if "agg" in recipe.roles else None
+    if not (_sidecar_on(recipe) and isinstance(engine, TRTLLMBackend)):
+        return
+    if not engine.publish_metrics:
+        yield "$.engine.publish_metrics"
+    if engine.publish_events_and_metrics:
+        yield "$.engine.publish_events_and_metrics"
+
+
 def _role_mocker_settings(recipe: Recipe) -> Iterator[str]:
     # A role-specific mocker never plans: the mocker needs the Dynamo frontend, which
     # role-specific engines do not support (roles_rules), and no router accepts it. Its settings
@@ -158,12 +193,25 @@ RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
     ),
     Unsupported(
         "dynamo.sidecar_context_length",
-        _when(
-            lambda r: r.dynamo.sidecar_context_length is not None,
-            "$.dynamo.sidecar_context_length",
-        ),
-        "the sidecar's context length is not passed by srt yet (the sidecar reads it from the "
-        "engine); remove sidecar_context_length",
+        _sidecar_context_length,
+        "sidecar_context_length is passed only to the TRT-LLM sidecar (--context-length); the "
+        "sglang and vllm sidecars read the context length from their engine and without the "
+        "sidecar mode nothing reads it; remove sidecar_context_length, or use it with engine "
+        "trtllm and roles.agg.sidecar: true",
+    ),
+    Unsupported(
+        "roles.*.sidecar (trtllm prefill / decode)",
+        _trtllm_disaggregated_sidecar,
+        "the TRT-LLM Dynamo sidecar mode runs aggregated workers only (a disaggregated native "
+        "gRPC server + sidecar is not laid out by srt); use roles.agg with sidecar: true, or "
+        "remove sidecar: true to run dynamo.trtllm disaggregated",
+    ),
+    Unsupported(
+        "engine.publish_metrics, engine.publish_events_and_metrics (trtllm sidecar)",
+        _trtllm_sidecar_publish,
+        "the TRT-LLM sidecar mode runs the native gRPC server, which takes no publish flags "
+        "(they are dynamo.trtllm flags); remove publish_metrics and publish_events_and_metrics, "
+        "or remove sidecar: true",
     ),
     Unsupported(
         "profiling.*.start_step, profiling.*.stop_step",
