@@ -104,11 +104,6 @@ PATCHES: dict[str, Patch] = {
         overrides=(parse_set(f"benchmark.dataset_path={PLACEHOLDER_DATASET}"),),
         refused=("$.benchmark.dataset_path",),
     ),
-    "dynamo.top_of_tree": Patch(
-        applies=lambda doc: bool((doc.get("dynamo") or {}).get("top_of_tree")),
-        overrides=(parse_unset("dynamo.top_of_tree"),),
-        refused=("$.dynamo.top_of_tree",),
-    ),
     "profiling.*.start_step/stop_step": Patch(
         applies=_step_windows,
         overrides=tuple(parse_unset(path) for path in _STEP_WINDOWS),

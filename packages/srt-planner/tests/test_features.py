@@ -463,24 +463,44 @@ def test_trtllm_numa_cpu_bind_wrapper_is_a_plan_file(
 
 
 @pytest.mark.parametrize(
-    ("source", "install"),
+    ("source", "settings"),
     [
-        (None, "ai-dynamo-runtime==1.6.1 ai-dynamo==1.6.1"),
-        ({"pypi": "1.4.2"}, "ai-dynamo-runtime==1.4.2 ai-dynamo==1.4.2"),
-        ({"wheel": "/wheels/ai_dynamo-1.7.0-py3-none-any.whl"}, "/wheels/ai_dynamo-1.7.0"),
-        ({"rev": "v1.4.2"}, "git+https://github.com/ai-dynamo/dynamo.git@v1.4.2"),
+        (None, ["kind=pypi", "requirements=(ai-dynamo-runtime==1.6.1 ai-dynamo==1.6.1)"]),
+        ({"pypi": "1.4.2"}, ["requirements=(ai-dynamo-runtime==1.4.2 ai-dynamo==1.4.2)"]),
+        (
+            {"wheel": "/wheels/ai_dynamo-1.7.0-py3-none-any.whl"},
+            ["kind=wheel", "wheel_file=/wheels/ai_dynamo-1.7.0-py3-none-any.whl"],
+        ),
+        (
+            {"wheel": "1.2.0.dev20260426"},
+            [
+                "kind=wheel",
+                "pre=1",
+                "requirements=(ai-dynamo-runtime==1.2.0.dev20260426 ai-dynamo==1.2.0.dev20260426)",
+            ],
+        ),
+        (
+            {"rev": "v1.4.2"},
+            ["kind=git", "repo=https://github.com/ai-dynamo/dynamo.git", "want=v1.4.2", "pinned=0"],
+        ),
         (
             {"git": "https://example.org/dynamo.git", "rev": "v9", "sha": "abcdef12"},
-            "git+https://example.org/dynamo.git@abcdef12",
+            ["repo=https://example.org/dynamo.git", "want=abcdef12", "pinned=1"],
         ),
     ],
 )
 def test_dynamo_install_follows_the_source(
-    make_recipe: RecipeFactory, cluster: ClusterConfig, source: object, install: str
+    make_recipe: RecipeFactory, cluster: ClusterConfig, source: object, settings: list[str]
 ) -> None:
     dynamo = {"source": source} if source is not None else {}
     recipe = make_recipe(dynamo=dynamo, frontend={"type": "dynamo"})
-    workers = [p for p in plan_job(recipe, cluster, "n[0-1]", "1").processes if p.kind == "worker"]
+    plan = plan_job(recipe, cluster, "n[0-1]", "1")
+    script = {f.path: f for f in plan.files}["srt_dynamo_install.sh"]
+    assert script.mode == 0o755
+    lines = script.content.splitlines()
+    for line in settings:
+        assert line in lines, script.content[:2000]
+    workers = [p for p in plan.processes if p.kind == "worker"]
     assert workers
     for worker in workers:
-        assert any(install in line for line in worker.preamble), worker.preamble
+        assert f"bash /logs/srt_dynamo_install.sh {worker.nodes[0]}" in worker.preamble

@@ -72,32 +72,16 @@ def _refusals(fragment: dict[str, Any], base: dict[str, Any] = _MOCKER) -> list[
         ({"telemetry": {"enabled": True, "cpu_power": {"enabled": True}}}, []),
         ({"telemetry": {"cpu_power_exporter": {"port": 9500}}}, []),
         ({"telemetry": {"storage_subdir": "watts"}}, []),
-        (
-            {"dynamo": {"top_of_tree": True}},
-            [
-                (
-                    "$.dynamo.top_of_tree",
-                    "installing Dynamo from the top of tree is not done by srt yet (the job "
-                    "would install the PyPI release); remove top_of_tree and pin "
-                    "dynamo.source.pypi, dynamo.source.wheel or dynamo.source.git with rev",
-                )
-            ],
-        ),
+        # Dynamo from source is installed (srt_planner.dynamo_install).
+        ({"dynamo": {"top_of_tree": True}}, []),
         (
             {
                 "dynamo": {
-                    "source": {"git": "https://github.com/ai-dynamo/dynamo", "rev": "main"}
+                    "source": {"git": "https://github.com/ai-dynamo/dynamo", "rev": "v1.4.2"}
                     | {"patches": ["fix.patch"]}
                 }
             },
-            [
-                (
-                    "$.dynamo.source.patches",
-                    "applying patches to a Dynamo source checkout is not done by srt yet; "
-                    "remove patches and point dynamo.source.git and rev at a branch that has "
-                    "them",
-                )
-            ],
+            [],
         ),
         (
             # Without the sidecar mode nothing reads it (the TRT-LLM sidecar does:

@@ -16,6 +16,7 @@ from srt_planner.context import (
     frontend_type_of,
     python_of,
 )
+from srt_planner.dynamo_install import install_files
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.engines.sidecar import sidecar_mode
 from srt_planner.engines.vllm import data_parallel, every_process_registers
@@ -358,6 +359,7 @@ def plan_job(
         *power.files,
         *bench_files,
         *eval_files,
+        *install_files(ctx),
     ]:
         files[generated.path] = generated
     return JobPlan(

@@ -1,11 +1,13 @@
-"""Shell run inside a step before its program: setup script, Dynamo install and the worker
-fingerprint capture (docs/planner.md#worker-environment, #container-preparation)."""
+"""Shell run inside a step before its program: setup script, Dynamo install (rendered by
+srt_planner.dynamo_install) and the worker fingerprint capture (docs/planner.md#worker-environment,
+#container-preparation, #dynamo-install)."""
 
 from __future__ import annotations
 
 import shlex
 
-from srt_planner.context import DEFAULT_DYNAMO_VERSION, PlanContext
+from srt_planner.context import PlanContext
+from srt_planner.dynamo_install import install_preamble, plan_dynamo_install
 from srt_planner.mounts import is_hf_model
 
 __all__ = [
@@ -36,46 +38,20 @@ def setup_script(ctx: PlanContext) -> tuple[str, ...]:
     )
 
 
-#: The repository a ``dynamo.source`` with only ``rev`` installs from.
-DYNAMO_GIT_URL = "https://github.com/ai-dynamo/dynamo.git"
-
-
-def dynamo_install(ctx: PlanContext) -> tuple[str, ...]:
-    """Install Dynamo once per container (flock + sentinel), only inside pyxis containers."""
-    dynamo = ctx.recipe.dynamo
-    if not (ctx.pyxis and ctx.dynamo_workers and dynamo.install):
-        return ()
-    source = dynamo.source
-    if source is not None and source.wheel:
-        install = f"pip install --break-system-packages --quiet {shlex.quote(source.wheel)}"
-    elif source is not None and (source.git or source.rev):
-        # `rev` alone means the upstream repository (docs/recipes.md#dynamo-rules); the pinned
-        # `sha` (filled in by `srtctl apply`) wins over the ref name.
-        repo = source.git or DYNAMO_GIT_URL
-        ref = source.sha or source.rev or "HEAD"
-        install = f"pip install --break-system-packages {shlex.quote(f'git+{repo}@{ref}')}"
-    else:
-        version = (source.pypi if source is not None else None) or DEFAULT_DYNAMO_VERSION
-        install = (
-            "pip install --break-system-packages --quiet --extra-index-url "
-            f"https://pypi.nvidia.com ai-dynamo-runtime=={version} ai-dynamo=={version}"
-        )
-    lock = '"$SRT_DYN_PREFIX/.srt_dynamo_install'
-    return (
-        "SRT_DYN_PREFIX=\"$(python3 -c 'import sys; print(sys.prefix)' 2>/dev/null || "
-        'echo "${HOME:-/root}")"',
-        f'( flock -x 200; if [ ! -f {lock}.complete" ]; then {install} && '
-        f'touch {lock}.complete"; fi ) 200>{lock}.lock"',
-    )
+def dynamo_install(ctx: PlanContext, node: str) -> tuple[str, ...]:
+    """Install Dynamo on ``node`` before the step's program (srt_planner.dynamo_install)."""
+    return install_preamble(ctx, node)
 
 
 def needs_root(ctx: PlanContext) -> bool:
-    """Steps that install Dynamo run as root in the container (``ENROOT_REMAP_ROOT=yes``)."""
-    return bool(dynamo_install(ctx))
+    """Steps that install Dynamo into their container run as root in it
+    (``ENROOT_REMAP_ROOT=yes``); an off-container install goes to a job-owned folder."""
+    install = plan_dynamo_install(ctx)
+    return install is not None and install.mode == "container"
 
 
-def step_preamble(ctx: PlanContext, *, install: bool) -> tuple[str, ...]:
-    return setup_script(ctx) + (dynamo_install(ctx) if install else ())
+def step_preamble(ctx: PlanContext, *, install: bool, node: str) -> tuple[str, ...]:
+    return setup_script(ctx) + (dynamo_install(ctx, node) if install else ())
 
 
 def fingerprint_file(role: str, index: int) -> str:

@@ -210,7 +210,9 @@ def build_workers(
                 else ()
             )
             preamble = (
-                step_preamble(ctx, install=True) + capture + _failover_preamble(ctx, engine, proc)
+                step_preamble(ctx, install=True, node=proc.node)
+                + capture
+                + _failover_preamble(ctx, engine, proc)
             )
             base = SrunStep(
                 step_name=name,

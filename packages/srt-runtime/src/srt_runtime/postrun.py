@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from srt_runtime.files import write_atomic
-from srt_runtime.lockfile import update_lockfile
+from srt_runtime.lockfile import read_dynamo_installs, update_lockfile
 from srt_runtime.reporting.lock_sections import build_lock_sections, read_fingerprints
 from srt_runtime.reporting.reproduce import REFERENCE_FILE, ReproductionReference, build_report
 from srt_runtime.reporting.session import ReportingSession
@@ -74,6 +74,9 @@ def record_results(job_dir: Path, log_dir: Path, *, log: logging.Logger) -> None
         resource_snapshot=_read_json(log_dir / "resource_snapshot.json", log),
         results=_read_json(log_dir / "benchmark-rollup.json", log),
     )
+    installs = read_dynamo_installs(log_dir)
+    if installs:
+        sections["dynamo_install"] = installs
     if sections:
         update_lockfile(job_dir, **sections)
     write_reproduction_report(job_dir, log_dir, fingerprints, log=log)

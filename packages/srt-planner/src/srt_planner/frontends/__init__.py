@@ -129,7 +129,7 @@ def build_frontends(
             prefix += ["numactl", "--cpunodebind=0", "--membind=0"]
         argv = (*prefix, *command.argv)
         env = _frontend_env(ctx)
-        preamble = step_preamble(ctx, install=True) if dynamo else setup_script(ctx)
+        preamble = step_preamble(ctx, install=True, node=node) if dynamo else setup_script(ctx)
         step = SrunStep(
             step_name=name,
             nodes=(node,),

@@ -51,6 +51,13 @@ def source(ctx: Context) -> Iterator[Issue]:
             yield ctx.issue(
                 f"{path}.sha", f"'{src.sha}' is not a commit SHA (4-40 lowercase hex digits)"
             )
+        # Patch files, applied in order with `git apply` (docs/planner.md#dynamo-install).
+        for index, patch in enumerate(src.patches or ()):
+            if not patch.strip():
+                yield ctx.issue(
+                    f"{path}.patches[{index}]",
+                    "must be a patch file path (absolute, or relative to the configs folder)",
+                )
     else:
         for key, value in (("sha", src.sha), ("patches", src.patches)):
             if value is not None:

@@ -176,22 +176,6 @@ def _benchmark_sweep(recipe: Recipe) -> Iterator[str]:
 #: Recipe fields refused when set to a value with an effect (checked by ``RULES``).
 RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
     Unsupported(
-        "dynamo.top_of_tree",
-        _when(lambda r: r.dynamo.top_of_tree, "$.dynamo.top_of_tree"),
-        "installing Dynamo from the top of tree is not done by srt yet (the job would install "
-        "the PyPI release); remove top_of_tree and pin dynamo.source.pypi, dynamo.source.wheel "
-        "or dynamo.source.git with rev",
-    ),
-    Unsupported(
-        "dynamo.source.patches",
-        _when(
-            lambda r: r.dynamo.source is not None and bool(r.dynamo.source.patches),
-            "$.dynamo.source.patches",
-        ),
-        "applying patches to a Dynamo source checkout is not done by srt yet; remove patches "
-        "and point dynamo.source.git and rev at a branch that has them",
-    ),
-    Unsupported(
         "dynamo.sidecar_context_length",
         _sidecar_context_length,
         "sidecar_context_length is passed only to the TRT-LLM sidecar (--context-length); the "
