@@ -22,7 +22,7 @@ import yaml
 
 from srt_schema.cluster import ClusterConfig
 from srt_schema.load import LoadedJob, load_recipe_text
-from srt_schema.setpaths import PathOverride, parse_set, parse_unset
+from srt_schema.setpaths import PathOverride, parse_set
 
 __all__ = [
     "PATCHES",
@@ -39,12 +39,6 @@ __all__ = [
 PLACEHOLDER_TOKENIZER = "/oracle-placeholder/tokenizer"
 #: A local dataset / trace file; nothing reads it.
 PLACEHOLDER_DATASET = "/oracle-placeholder/dataset.jsonl"
-
-_STEP_WINDOWS = tuple(
-    f"profiling.{phase}.{key}"
-    for phase in ("prefill", "decode", "aggregated")
-    for key in ("start_step", "stop_step")
-)
 
 
 class Patch(NamedTuple):
@@ -76,15 +70,6 @@ def _no_local_tokenizer(doc: dict[str, Any]) -> bool:
     return synthetic and str((doc.get("model") or {}).get("path", "")).startswith("hf:")
 
 
-def _step_windows(doc: dict[str, Any]) -> bool:
-    profiling = doc.get("profiling") or {}
-    return any(
-        key in (profiling.get(phase) or {})
-        for phase in ("prefill", "decode", "aggregated")
-        for key in ("start_step", "stop_step")
-    )
-
-
 #: Keyed by the ``recipe-patch`` row's name.
 PATCHES: dict[str, Patch] = {
     "benchmark.custom_tokenizer": Patch(
@@ -103,12 +88,6 @@ PATCHES: dict[str, Patch] = {
         ),
         overrides=(parse_set(f"benchmark.dataset_path={PLACEHOLDER_DATASET}"),),
         refused=("$.benchmark.dataset_path",),
-    ),
-    "profiling.*.start_step/stop_step": Patch(
-        applies=_step_windows,
-        overrides=tuple(parse_unset(path) for path in _STEP_WINDOWS),
-        refused=tuple(f"$.{path}" for path in _STEP_WINDOWS),
-        reference_env=r"PROFILE_[A-Z]+_(START|STOP)_STEP|TLLM_PROFILE_START_STOP|TLLM_LLMAPI_ENABLE_NVTX",
     ),
 }
 

@@ -87,8 +87,40 @@ def test_health_info_metrics_and_unknown_paths() -> None:
         assert 'sglang:num_running_reqs{model_name="M"} 0' in metrics.text
         assert client.get("/nope").status_code == 404
         assert client.get("/v1/completions").status_code == 405
-        for path in ("/start_profile", "/stop_profile", "/engine/start_profile", "/flush_cache"):
-            assert client.post(path, json={}).status_code == 200
+        assert client.post("/flush_cache", json={}).status_code == 200
+        # no capture running, no output folder: the profiler refuses, like SGLang's
+        assert client.post("/stop_profile", json={}).status_code == 400
+        assert client.post("/engine/start_profile", json={}).status_code == 400
+
+
+def test_profiler_captures_the_asked_steps_and_writes_a_trace(tmp_path: Path) -> None:
+    out = tmp_path / "profiles" / "decode"
+    body = {"output_dir": str(out), "start_step": 1, "num_steps": 2, "activities": ["CPU", "GPU"]}
+    with running(engine="sglang", role="decode") as url, httpx.Client(base_url=url) as client:
+        client.post("/v1/completions", json={"prompt": "a"})  # before the capture: not counted
+        assert client.post("/start_profile", json=body).status_code == 200
+        again = client.post("/engine/start_profile", json=body)
+        assert (again.status_code, again.json()) == (
+            400,
+            {"error": "profiling is already in progress"},
+        )
+        for _ in range(4):
+            client.post("/v1/completions", json={"prompt": "a"})
+        # num_steps reached after the 3rd generation: the capture ended on its own
+        assert client.post("/stop_profile").status_code == 400
+        assert (
+            client.post("/engine/start_profile", json={"output_dir": str(out)}).status_code == 200
+        )
+        client.post("/v1/completions", json={"prompt": "a"})
+        stopped = client.post("/engine/stop_profile", json={})
+        assert stopped.status_code == 200
+    first, second = sorted(out.glob("standin-decode-*.trace.json"))
+    one = msgspec.json.decode(first.read_bytes())
+    assert (one["request"], one["ended_by"], one["captured_steps"]) == (body, "num_steps", [1, 2])
+    two = msgspec.json.decode(second.read_bytes())
+    assert (two["ended_by"], two["captured_steps"]) == ("stop_profile", [0])
+    assert stopped.json()["trace"] == str(second)
+    assert one["started_at"] <= one["ended_at"] <= two["started_at"]
 
 
 def test_streaming_and_whole_completions_count_tokens() -> None:
@@ -239,7 +271,7 @@ def test_log_requests_appends_one_line_per_request(tmp_path: Path) -> None:
     log = tmp_path / "requests.jsonl"
     with running(log_requests=log) as url, httpx.Client(base_url=url) as client:
         client.get("/health?probe=1")
-        client.post("/start_profile", json={"output_dir": "/tmp/p", "num_steps": 3})
+        client.post("/start_profile", json={"output_dir": str(tmp_path / "p"), "num_steps": 3})
         client.post("/v1/completions", content=b"not json")
         lines = [msgspec.json.decode(line) for line in log.read_bytes().splitlines()]
     assert [(e["method"], e["path"]) for e in lines] == [
@@ -248,7 +280,7 @@ def test_log_requests_appends_one_line_per_request(tmp_path: Path) -> None:
         ("POST", "/v1/completions"),
     ]
     assert lines[0]["query"] == "probe=1"
-    assert lines[1]["body"] == {"output_dir": "/tmp/p", "num_steps": 3}
+    assert lines[1]["body"] == {"output_dir": str(tmp_path / "p"), "num_steps": 3}
     assert lines[2]["body"] == "not json"
     assert all(abs(e["time"] - time.time()) < 60 for e in lines)
 

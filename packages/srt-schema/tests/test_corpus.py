@@ -57,9 +57,6 @@ REFUSED: dict[str, str] = {
     "SemiAnalysisAI/srt-slurm/examples/features/override.yaml": "$.frontend.type",
     "SemiAnalysisAI/srt-slurm/examples/features/services.yaml": "$.frontend.type",
     "SemiAnalysisAI/srt-slurm/examples/sglang/sglang-router-agg.yaml": "$.frontend.type",
-    # Schema-valid, refused until the feature lands (docs/schema-ledger.md): a torch profile
-    # between start_step and stop_step needs start/stop-profile requests that nothing sends yet.
-    "NVIDIA/srt-slurm/examples/features/profiling.yaml": "$.profiling.aggregated.start_step",
     # Schema-valid, refused at validate instead of inside the allocation: an `hf:` model is pulled
     # by the engine, so sa-bench has no tokenizer.json for its synthetic prompts (nothing is staged
     # or downloaded); the message names benchmark.custom_tokenizer as the fix.

@@ -331,6 +331,48 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "worker_index 3 is out of range; the phase has 1 worker(s)",
     ),
     (
+        "profiling a mocker",
+        lambda d: d.update(engine="mocker", profiling={"type": "torch", "aggregated": {}}),
+        "$.profiling.type",
+        "the Dynamo mocker runs no GPU kernels and serves no profiler endpoint, so nothing "
+        "would be profiled; remove profiling (or set profiling.type: none)",
+    ),
+    (
+        "profiling window that ends before it starts",
+        lambda d: d.update(
+            profiling={"type": "torch", "aggregated": {"start_step": 5, "stop_step": 5}}
+        ),
+        "$.profiling.aggregated.stop_step",
+        "stop_step 5 must be greater than start_step 5 (the window profiles steps "
+        "start_step .. stop_step - 1)",
+    ),
+    (
+        "step window under nsys-time",
+        lambda d: d.update(
+            profiling={
+                "type": "nsys-time",
+                "delay_secs": 5,
+                "duration_secs": 10,
+                "aggregated": {"start_step": 1, "stop_step": 5},
+            }
+        ),
+        "$.profiling.aggregated.start_step",
+        "profiling.type nsys-time is bounded by delay_secs and duration_secs; remove "
+        "start_step and stop_step, or use profiling.type nsys for a step window",
+    ),
+    (
+        "step window on an engine without profile requests",
+        lambda d: d.update(
+            engine="atom",
+            frontend={"type": "dynamo"},
+            profiling={"type": "nsys", "aggregated": {"start_step": 1, "stop_step": 5}},
+        ),
+        "$.profiling.aggregated.start_step",
+        "the atom engine takes no start/stop-profile requests, so a step window would not "
+        "bound the capture; remove start_step and stop_step and bound it with profiling.type "
+        "nsys-time (delay_secs, duration_secs)",
+    ),
+    (
         "nsys capture window",
         lambda d: d.update(observability={"nsys": {"capture_window": "forever"}}),
         "$.observability.nsys.capture_window",

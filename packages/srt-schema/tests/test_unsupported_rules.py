@@ -48,11 +48,6 @@ _ROLE_TRTLLM: dict[str, Any] = {
     "model": {"container": "img:1"},
     "frontend": {"type": "trtllm_serve", "enable_multiple_frontends": False},
 }
-_STEPS = (
-    "profiling step windows are not executed by srt yet (nothing sends the start/stop-profile "
-    "requests); remove start_step and stop_step, or bound the capture with profiling.type "
-    "nsys-time and delay_secs / duration_secs"
-)
 
 
 def _refusals(fragment: dict[str, Any], base: dict[str, Any] = _MOCKER) -> list[tuple[str, str]]:
@@ -95,23 +90,6 @@ def _refusals(fragment: dict[str, Any], base: dict[str, Any] = _MOCKER) -> list[
                     "from their engine and without the sidecar mode nothing reads it; remove "
                     "sidecar_context_length, or use it with engine trtllm and "
                     "roles.agg.sidecar: true",
-                )
-            ],
-        ),
-        (
-            {"profiling": {"type": "torch", "aggregated": {"start_step": 5, "stop_step": 9}}},
-            [
-                ("$.profiling.aggregated.start_step", _STEPS),
-                ("$.profiling.aggregated.stop_step", _STEPS),
-            ],
-        ),
-        (
-            {"observability": {"nsys": {"report_timeout_secs": 60}}},
-            [
-                (
-                    "$.observability.nsys.report_timeout_secs",
-                    "the nsys report timeout is not applied by srt yet (reports are waited for "
-                    "at cleanup like every process); remove report_timeout_secs",
                 )
             ],
         ),
@@ -221,11 +199,9 @@ def test_a_field_with_an_effect_is_refused(
         {"telemetry": {"collect_interval_ms": 1000, "storage_subdir": "power"}},
         {"dynamo": {"top_of_tree": False}},
         {"dynamo": {"source": {"pypi": "1.1.0"}}},
-        {"observability": {"nsys": {"report_timeout_secs": 1800}}},
         {"observability": {"tachometer": {"binary_path": "tachometer-scraper"}}},
         {"enable_config_dump": True},
         {"benchmark": {"sweep": {"mode": "zip", "parameters": {}}}},
-        {"profiling": {"type": "torch", "aggregated": {"worker_index": 0}}},
         {
             "observability": {
                 "tachometer": {
@@ -242,23 +218,6 @@ def test_a_field_with_an_effect_is_refused(
 def test_a_field_spelling_its_default_loads(fragment: dict[str, Any]) -> None:
     jobs = load_recipe_document(deep_merge(copy.deepcopy(_MOCKER), fragment), file="r.yaml")
     assert len(jobs) == 1
-
-
-def test_trtllm_nsys_step_window_is_executed_by_the_engine() -> None:
-    # TRT-LLM reads TLLM_PROFILE_START_STOP itself (the planner sets it), so no refusal there.
-    doc = deep_merge(
-        copy.deepcopy(_MOCKER),
-        {
-            "model": {"container": "img:1"},
-            "engine": {"type": "trtllm"},
-            "profiling": {"type": "nsys", "aggregated": {"start_step": 5, "stop_step": 9}},
-        },
-    )
-    assert _refusals({}, base=doc) == []
-    assert _refusals({"engine": {"type": "mocker"}}, base=doc) == [
-        ("$.profiling.aggregated.start_step", _STEPS),
-        ("$.profiling.aggregated.stop_step", _STEPS),
-    ]
 
 
 @pytest.mark.parametrize(

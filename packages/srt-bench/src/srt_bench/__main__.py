@@ -3,6 +3,7 @@
 srt-bench run --config bench.json [--endpoint URL] [--out DIR]
 srt-bench rollup --config bench.json [--out DIR]
 srt-bench energy --log-dir LOG [--power-dir DIR] [--cpu-power-dir DIR]
+srt-bench profiles --log-dir LOG [--expect-nsys OUTPUT]... [--expect-dir PHASE]...
 srt-bench types
 """
 
@@ -25,6 +26,7 @@ from srt_bench.config import BenchRunConfig, read_run_config
 from srt_bench.energy import apply_energy
 from srt_bench.errors import BenchError
 from srt_bench.execute import run_plan, write_sa_bench_rollup
+from srt_bench.profiles import apply_profiles, collect_profiles
 from srt_bench.runners import BuildContext, build_plan, registered_types
 from srt_bench.windows import ensure_window_dir
 
@@ -59,6 +61,26 @@ def _parser() -> argparse.ArgumentParser:
     energy.add_argument("--power-dir", type=Path, help="GPU power folder (default LOG/power)")
     energy.add_argument(
         "--cpu-power-dir", type=Path, help="CPU power folder, leg A (default LOG/cpu_power)"
+    )
+    prof = sub.add_parser(
+        "profiles",
+        help="list the profiles under LOG/profiles/, check the expected ones, add them to the "
+        "rollup",
+    )
+    prof.add_argument("--log-dir", required=True, type=Path, help="the job's log folder")
+    prof.add_argument(
+        "--expect-nsys",
+        action="append",
+        default=[],
+        metavar="OUTPUT",
+        help="an nsys -o path relative to LOG whose report must exist (repeatable)",
+    )
+    prof.add_argument(
+        "--expect-dir",
+        action="append",
+        default=[],
+        metavar="PHASE",
+        help="a phase folder under LOG/profiles/ that must hold a trace (repeatable)",
     )
     sub.add_parser("types", help="list the registered benchmark types")
     return parser
@@ -96,6 +118,19 @@ def _energy(args: argparse.Namespace) -> int:
         "missing": outcome.missing,
     }
     print(json.dumps(summary), flush=True)
+    return 0
+
+
+def _profiles(args: argparse.Namespace) -> int:
+    log_dir: Path = args.log_dir
+    summary = collect_profiles(log_dir, expect_nsys=args.expect_nsys, expect_dirs=args.expect_dir)
+    in_rollup = apply_profiles(log_dir, summary)
+    for f in summary.files:
+        _log(f"profile: {f.path} ({f.bytes} bytes)")
+    for line in summary.missing:
+        _log(f"profile missing: {line}")
+    where = "benchmark-rollup.json and profiles/index.json" if in_rollup else "profiles/index.json"
+    _log(f"profiles: {len(summary.files)} file(s), {len(summary.missing)} missing; in {where}")
     return 0
 
 
@@ -138,6 +173,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 code = 0
             case "energy":
                 code = _energy(args)
+            case "profiles":
+                code = _profiles(args)
             case "types":
                 print("\n".join(registered_types()))
                 code = 0

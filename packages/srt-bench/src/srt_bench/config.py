@@ -14,6 +14,7 @@ from typing import Literal
 import msgspec
 
 from srt_bench.errors import BenchConfigError
+from srt_bench.profile_control import ProfilingControl
 from srt_bench.workloads.config import Workload, check_workload
 from srt_schema.recipe import BenchmarkConfig
 from srt_schema.registry import BENCHMARK_BOUNDS
@@ -88,6 +89,9 @@ class BenchRunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     #: sa-bench only: what to send instead of independent random prompts (`multi-turn`,
     #: `shared-prefix`, `trace-replay`; `srt_bench.workloads.config`). None: random or custom.
     workload: Workload | None = None
+    #: What the benchmark side of profiling does: the start/stop requests of each profiled
+    #: worker and the measured-workload markers (`srt_bench.profile_control`). None: nothing.
+    profiling: ProfilingControl | None = None
 
 
 def decode_run_config(data: bytes, *, source: str = "bench.json") -> BenchRunConfig:

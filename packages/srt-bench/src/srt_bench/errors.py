@@ -9,6 +9,7 @@ __all__ = [
     "BenchGateError",
     "BenchPowerFileError",
     "BenchRequestError",
+    "BenchRollupFileError",
     "BenchWindowDirError",
 ]
 
@@ -45,3 +46,7 @@ class BenchWindowDirError(BenchError):
     """The measurement-window folder cannot be created (permission, a file in the way)."""
 
     exit_code = 2
+
+
+class BenchRollupFileError(BenchError):
+    """The rollup `srt-bench profiles` adds to is malformed."""

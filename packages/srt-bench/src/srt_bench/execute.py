@@ -15,6 +15,7 @@ import msgspec
 from srt_bench.config import BenchRunConfig
 from srt_bench.errors import BenchDatasetError, BenchError
 from srt_bench.plans import CommandPlan, EvalPlan, ManualPlan, Plan, SaBenchPlan
+from srt_bench.profile_control import mark, start_profiles, stop_profiles
 from srt_bench.rollup import (
     GpuCounts,
     build_aiperf_runs,
@@ -157,17 +158,30 @@ def run_plan(
 ) -> int:
     """Run the plan; returns the exit code (errors of this package propagate as `BenchError`)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    profiling = config.profiling
     match plan:
         case SaBenchPlan(settings=settings):
+            if profiling is not None:
+                start_profiles(profiling, log)
             try:
                 run_sa_bench(config, settings, out_dir, window_dir=window_dir, log=log)
             finally:
+                if profiling is not None:
+                    stop_profiles(profiling, log)
                 path = write_sa_bench_rollup(config, out_dir, now())
                 if path is not None:
                     log(f"rollup: {path}")
             return 0
         case CommandPlan():
-            rc = _run_commands(plan, log)
+            if profiling is not None:
+                start_profiles(profiling, log)
+            mark(profiling, "start", log)
+            try:
+                rc = _run_commands(plan, log)
+            finally:
+                mark(profiling, "stop", log)
+                if profiling is not None:
+                    stop_profiles(profiling, log)
             path = _fold(plan, config, out_dir, now())
             if path is not None:
                 log(f"rollup: {path}")

@@ -17,6 +17,7 @@ from srt_bench.client import PreparedRequest, StreamClient, build_request_body
 from srt_bench.config import WARMUP_REQUEST_RATE, BenchRunConfig
 from srt_bench.errors import BenchDatasetError, BenchGateError, BenchRequestError
 from srt_bench.loadgen import PhaseRun, run_phase
+from srt_bench.profile_control import mark
 from srt_bench.prompts import (
     Prompt,
     build_synthetic_prompts,
@@ -171,6 +172,8 @@ class _Phases:
             api_key=os.environ.get("OPENAI_API_KEY") or os.environ.get("API_KEY"),
         )
         self.session: WorkloadSession | None = None
+        #: Automatic Nsight capture's start marker was written (first measured request).
+        self.marked = False
         if settings.workload is not None:
             if tokenizer is None:
                 raise BenchDatasetError("a workload needs the model's tokenizer (tokenizer_path)")
@@ -209,6 +212,8 @@ class _Phases:
                         + f" (results in {summary.result_path})"
                     )
         finally:
+            if self.marked:
+                mark(self.config.profiling, "stop", self.log)
             await self.client.aclose()
         return summaries
 
@@ -255,6 +260,9 @@ class _Phases:
         )
         if slow is not None:
             await slow.start()
+        if not self.marked:
+            mark(self.config.profiling, "start", self.log)
+            self.marked = True
         self.window(
             stem,
             result_path=rel,

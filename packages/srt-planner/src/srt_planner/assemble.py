@@ -46,6 +46,7 @@ from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator, check_port_co
 from srt_planner.post_eval import EvalRequest, build_post_eval
 from srt_planner.power import build_power
 from srt_planner.preamble import FINGERPRINT_SCRIPT
+from srt_planner.profiling import profiles_finalize
 from srt_planner.services import build_services
 from srt_planner.srun import SrunStep, render_srun
 from srt_planner.staging import build_staging
@@ -387,7 +388,10 @@ def plan_job(
         identity=None if recipe.identity == IdentityConfig() else recipe.identity,
         fingerprint_script=FINGERPRINT_SCRIPT if workers else None,
         teardown=tuple(teardown),
-        finalize=power.finalize,
+        finalize=(
+            *power.finalize,
+            *profiles_finalize(ctx, processes, flat, benchmark=bool(bench)),
+        ),
         # The recipe as loaded already carries srtslurm.yaml's reporting default.
         reporting=recipe.reporting,
         cluster=cluster.cluster,

@@ -13,6 +13,7 @@ from srt_planner.frontends import FrontendLayout, RouterInput, placed_node, publ
 from srt_planner.mounts import is_hf_model
 from srt_planner.plan import GeneratedFile, ProcessSpec
 from srt_planner.power import window_dir
+from srt_planner.profiling import MARKER_FOLDER, auto_nsys_markers, bench_profiling
 from srt_planner.srun import SrunStep, render_srun, wrap_command
 from srt_schema.recipe import BenchmarkConfig
 
@@ -53,6 +54,7 @@ def render_run_config(
     prefill_gpus: int | None = None,
     decode_gpus: int | None = None,
     slow_down_urls: Sequence[str] = (),
+    profiling: dict[str, object] | None = None,
 ) -> str:
     """An srt-bench ``BenchRunConfig`` as JSON: ``benchmark`` against ``endpoint``."""
     config: dict[str, Any] = {
@@ -69,6 +71,8 @@ def render_run_config(
     }
     if slow_down_urls:
         config["slow_down_urls"] = list(slow_down_urls)
+    if profiling is not None:
+        config["profiling"] = profiling
     return msgspec.json.encode(config, order="sorted").decode() + "\n"
 
 
@@ -110,6 +114,7 @@ def build_benchmark(
         prefill_gpus=by_role.get("prefill"),
         decode_gpus=by_role.get("decode"),
         slow_down_urls=_slow_down_urls(ctx, bench, leaders),
+        profiling=bench_profiling(ctx, workers),
     )
     env = {
         "SRTCTL_FRONTEND_TYPE": ctx.recipe.frontend.type,
@@ -127,6 +132,9 @@ def build_benchmark(
         env[f"SRT_SERVICE_{key}_NODE_COUNT"] = str(len(pool))
     env |= ctx.recipe.environment
     env |= bench.env
+    if auto_nsys_markers(ctx.recipe):
+        # a custom client marks its measured workload itself (touch start, then stop)
+        env["SRT_PROFILE_MARKER_DIR"] = f"{ctx.in_log_dir}/{MARKER_FOLDER}"
     windows = window_dir(ctx)
     if windows is not None:
         # Power telemetry: srt-bench stamps each measured phase's window here (it creates it).

@@ -126,11 +126,15 @@ class ContainerSpec(_Struct, frozen=True, kw_only=True):
 class ProfileSpec(_Struct, frozen=True, kw_only=True):
     """Profiling of one worker process (``profiling.type``), with its step window."""
 
-    type: Literal["nsys", "nsys-time", "torch"]
+    #: ``nsys-auto``: automatic Nsight capture (``observability.nsys``), no ``profiling``.
+    type: Literal["nsys", "nsys-time", "torch", "nsys-auto"]
     start_step: int | None = None
     stop_step: int | None = None
     #: Where the capture is written, as the program sees it.
     output_dir: str
+    #: The Nsight report the process's wrapper writes (``-o``, relative to the log folder); the
+    #: ``profiles`` finalize step checks it exists once the process stopped.
+    nsys_report: str | None = None
 
 
 class ProcessSpec(_Struct, frozen=True, kw_only=True):

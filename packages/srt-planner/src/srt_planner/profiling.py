@@ -11,15 +11,37 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from srt_planner.plan import ProfileSpec
+from srt_planner.context import PlanContext
+from srt_planner.engines.base import WorkerProcess
+from srt_planner.plan import FinalizeStep, ProcessSpec, ProfileSpec
 from srt_schema.recipe import ProfilingPhaseConfig, Recipe
+from srt_schema.roles import engine_of, engine_type
 
-__all__ = ["frontend_nsys_prefix", "profile_for", "profiling_env", "worker_nsys_prefix"]
+__all__ = [
+    "DEFAULT_START_STEP",
+    "DEFAULT_STOP_STEP",
+    "MARKER_FOLDER",
+    "auto_nsys_markers",
+    "bench_profiling",
+    "profile_for",
+    "profile_type",
+    "profiles_finalize",
+    "profiling_env",
+    "selected",
+]
+
+#: The step window when a phase block leaves it open (the reference's profiling defaults).
+DEFAULT_START_STEP = 0
+DEFAULT_STOP_STEP = 50
+#: Automatic Nsight capture's measured-workload markers, relative to the log folder.
+MARKER_FOLDER = "profiles/.control"
+#: Engines whose workers take start/stop-profile requests (TRT-LLM reads its window from env).
+_REQUEST_ENGINES = frozenset({"sglang", "vllm"})
 
 ProfileType = Literal["nsys", "nsys-time", "torch"]
 
 
-def _type(recipe: Recipe) -> ProfileType | None:
+def profile_type(recipe: Recipe) -> ProfileType | None:
     match recipe.profiling.type:
         case "nsys":
             return "nsys"
@@ -42,7 +64,7 @@ def _phase(recipe: Recipe, role: str) -> ProfilingPhaseConfig | None:
             return profiling.aggregated
 
 
-def _selected(recipe: Recipe, role: str, index: int, rank: int) -> bool:
+def selected(recipe: Recipe, role: str, index: int, rank: int) -> bool:
     phase = _phase(recipe, role)
     if phase is None or phase.capture_scope == "all":
         return True
@@ -52,8 +74,8 @@ def _selected(recipe: Recipe, role: str, index: int, rank: int) -> bool:
 def profile_for(
     recipe: Recipe, role: str, index: int, rank: int, out_dir: str
 ) -> ProfileSpec | None:
-    kind = _type(recipe)
-    if kind is None or not _selected(recipe, role, index, rank):
+    kind = profile_type(recipe)
+    if kind is None or not selected(recipe, role, index, rank):
         return None
     phase = _phase(recipe, role)
     return ProfileSpec(
@@ -64,80 +86,6 @@ def profile_for(
     )
 
 
-def _nsys(recipe: Recipe, output: str, *, timed: bool, trtllm: bool, dynamo: bool) -> list[str]:
-    profiling = recipe.profiling
-    argv = ["nsys", "profile"]
-    if trtllm:
-        argv += ["-t", "cuda,nvtx,ucx", "--sample=none", "--cuda-graph-trace=node"]
-    else:
-        argv += ["-t", profiling.nsys_trace, "--cuda-graph-trace=node"]
-    if timed:
-        if profiling.delay_secs is not None:
-            argv += ["--delay", str(profiling.delay_secs)]
-        if profiling.duration_secs is not None:
-            argv += ["--duration", str(profiling.duration_secs)]
-    else:
-        argv += ["-c", "cudaProfilerApi", "--capture-range-end", profiling.capture_range_end]
-    if trtllm:
-        argv += ["--kill", "none", "--wait", "all"]
-    argv += ["--force-overwrite", "true"]
-    argv += list(profiling.extra_nsys_args or ())
-    fork = profiling.trace_fork_before_exec
-    if fork is None:
-        fork = dynamo
-    if fork:
-        argv.append("--trace-fork-before-exec=true")
-    return [*argv, "-o", output]
-
-
-def worker_nsys_prefix(
-    recipe: Recipe,
-    role: str,
-    index: int,
-    rank: int,
-    *,
-    node: str,
-    gpus: Sequence[int],
-    out_dir: str,
-    trtllm: bool,
-    dynamo: bool,
-) -> list[str]:
-    """``nsys profile ...`` for a worker, from ``profiling`` or ``observability.nsys``."""
-    suffix = "-".join(str(g) for g in gpus)
-    output = f"{out_dir}/profiles/{role}/{node}_{role}_w{index}_profile_gpu{suffix}"
-    kind = _type(recipe)
-    if kind in ("nsys", "nsys-time"):
-        if not _selected(recipe, role, index, rank):
-            return []
-        return _nsys(recipe, output, timed=kind == "nsys-time", trtllm=trtllm, dynamo=dynamo)
-    observability = recipe.observability
-    if kind is None and observability.enabled and observability.nsys.enabled:
-        return _observability_nsys(recipe, output)
-    return []
-
-
-def frontend_nsys_prefix(recipe: Recipe, name: str, out_dir: str) -> list[str]:
-    observability = recipe.observability
-    if _type(recipe) is None and observability.enabled and observability.nsys.enabled:
-        return _observability_nsys(recipe, f"{out_dir}/profiles/frontend/{name}")
-    return []
-
-
-def _observability_nsys(recipe: Recipe, output: str) -> list[str]:
-    nsys = recipe.observability.nsys
-    argv = ["nsys", "profile", "-t", "cuda,nvtx"]
-    match nsys.cpu_sampling:
-        case "system-wide":
-            argv += ["--sample=system-wide", "--cpuctxsw=system-wide"]
-        case "process-tree":
-            argv += ["--sample=process-tree", "--cpuctxsw=process-tree"]
-        case "none":
-            argv += ["--sample=none", "--cpuctxsw=none"]
-    if nsys.capture_window == "measured_workload":
-        argv += ["-c", "nvtx", "-p", "srt_measured_workload", "--capture-range-end", "stop"]
-    return [*argv, "--force-overwrite", "true", "-o", output]
-
-
 def _role_key(role: str) -> str:
     return "AGG" if role == "agg" else role.upper()
 
@@ -145,7 +93,7 @@ def _role_key(role: str) -> str:
 def profiling_env(recipe: Recipe, role: str, out_dir: str) -> dict[str, str]:
     """Worker env of ``profiling`` and ``observability`` (applied after role and recipe env)."""
     env: dict[str, str] = {}
-    kind = _type(recipe)
+    kind = profile_type(recipe)
     if kind is not None:
         profiling = recipe.profiling
         env["PROFILING_MODE"] = role
@@ -173,3 +121,106 @@ def profiling_env(recipe: Recipe, role: str, out_dir: str) -> dict[str, str]:
         if observability.nsys.enabled and nvtx:
             env["NVTX_INJECTION64_PATH"] = nvtx
     return env
+
+
+def _window(phase: ProfilingPhaseConfig | None) -> tuple[int, int]:
+    start = phase.start_step if phase is not None and phase.start_step is not None else None
+    stop = phase.stop_step if phase is not None and phase.stop_step is not None else None
+    first = DEFAULT_START_STEP if start is None else start
+    last = (first + DEFAULT_STOP_STEP - DEFAULT_START_STEP) if stop is None else stop
+    return first, last
+
+
+def auto_nsys_markers(recipe: Recipe) -> bool:
+    """Automatic Nsight capture bounded by the benchmark's measured workload."""
+    observability = recipe.observability
+    return (
+        profile_type(recipe) is None
+        and observability.enabled
+        and observability.nsys.enabled
+        and observability.nsys.capture_window == "measured_workload"
+    )
+
+
+def bench_profiling(ctx: PlanContext, workers: Sequence[WorkerProcess]) -> dict[str, object] | None:
+    """The benchmark side of profiling (srt-bench ``ProfilingControl``): one start/stop target
+    per profiled worker leader of an engine that takes profile requests, and the markers of
+    automatic Nsight capture. None when there is nothing to send or mark."""
+    recipe = ctx.recipe
+    kind = profile_type(recipe)
+    targets: list[dict[str, object]] = []
+    if kind in ("torch", "nsys"):
+        prefix = "/engine" if ctx.dynamo_workers else ""
+        port_key = "sys" if ctx.dynamo_workers else "http"
+        for proc in workers:
+            role = proc.endpoint.role
+            if not proc.is_leader or proc.engine != 0:
+                continue
+            if engine_type(engine_of(recipe, role)) not in _REQUEST_ENGINES:
+                continue
+            phase = _phase(recipe, role)
+            selected = phase is not None and phase.capture_scope == "selected"
+            if selected and phase is not None and phase.worker_index != proc.endpoint.index:
+                continue
+            start, stop = _window(phase)
+            activities = ["CPU", "GPU"] if kind == "torch" else ["CUDA_PROFILER"]
+            targets.append(
+                {
+                    "role": role,
+                    "worker": f"{role}_w{proc.endpoint.index}",
+                    "url": f"http://{ctx.address(proc.node)}:{proc.ports.get(port_key, 0)}",
+                    "start_path": f"{prefix}/start_profile",
+                    "stop_path": f"{prefix}/stop_profile",
+                    "start_body": {
+                        "output_dir": f"{ctx.in_log_dir}/profiles/{role}",
+                        "start_step": start,
+                        "num_steps": stop - start,
+                        "activities": activities,
+                    },
+                }
+            )
+    markers = auto_nsys_markers(recipe)
+    if not targets and not markers:
+        return None
+    control: dict[str, object] = {
+        "targets": targets,
+        "record": f"{ctx.in_log_dir}/profiles/control.jsonl",
+    }
+    if markers:
+        control["marker_dir"] = f"{ctx.in_log_dir}/{MARKER_FOLDER}"
+    return control
+
+
+def profiles_finalize(
+    ctx: PlanContext,
+    processes: Sequence[ProcessSpec],
+    workers: Sequence[WorkerProcess],
+    *,
+    benchmark: bool,
+) -> tuple[FinalizeStep, ...]:
+    """``srt-bench profiles`` after the profiled processes stopped (their nsys reports are
+    written as they end, within their stop grace): lists the profiles, names the missing ones,
+    adds them to the rollup. None when nothing is profiled."""
+    wrapped = [p for p in processes if p.profile is not None and p.profile.nsys_report]
+    control = bench_profiling(ctx, workers) if benchmark else None
+    targets = control.get("targets", []) if control is not None else []
+    assert isinstance(targets, list)
+    if not wrapped and not targets:
+        return ()
+    argv = ["srt-bench", "profiles", "--log-dir", ctx.log_dir]
+    for proc in wrapped:
+        assert proc.profile is not None and proc.profile.nsys_report is not None
+        argv += ["--expect-nsys", proc.profile.nsys_report]
+    if profile_type(ctx.recipe) == "torch":
+        for role in sorted({str(t["role"]) for t in targets}):
+            argv += ["--expect-dir", role]
+    grace = max((p.stop_grace_seconds for p in wrapped), default=0.0)
+    return (
+        FinalizeStep(
+            name="profiles",
+            argv=tuple(argv),
+            log_file="profiles.out",
+            stop_first=tuple(p.name for p in wrapped),
+            timeout_seconds=120.0 + grace,
+        ),
+    )

@@ -20,9 +20,10 @@ from srt_planner.discovery import discovery_env, kvbm_env, mooncake_env, otel_en
 from srt_planner.engines import EngineCommand, WorkerProcess, WorkerRequest, build_engine_command
 from srt_planner.engines.failover import worker_dir
 from srt_planner.env import layer_env, template_node_env
+from srt_planner.nsys import with_report, worker_nsys
 from srt_planner.plan import GeneratedFile, HttpProbe, ProcessSpec, RestartSpec
 from srt_planner.preamble import fingerprint_capture, needs_root, step_preamble
-from srt_planner.profiling import profile_for, profiling_env, worker_nsys_prefix
+from srt_planner.profiling import profile_for, profiling_env
 from srt_planner.srun import SrunStep, merge_srun_options, render_srun, wrap_command
 from srt_planner.stand_in import stand_in_command, stand_in_readiness
 from srt_schema.recipe import RestartPolicy
@@ -187,18 +188,16 @@ def build_workers(
             env = _worker_env(ctx, role, proc, command)
             if mpi and len({p.gpus for p in siblings}) > 1:
                 env.pop(ctx.cluster.visible_devices_env, None)
-            nsys = worker_nsys_prefix(
-                ctx.recipe,
+            nsys = worker_nsys(
+                ctx,
                 role.name,
                 endpoint.index,
                 proc.node_rank,
                 node=proc.node,
                 gpus=proc.gpus,
-                out_dir=ctx.in_log_dir,
-                trtllm=mpi,
-                dynamo=ctx.dynamo_workers,
+                trtllm=is_mpi(engine),
             )
-            argv = command.argv if ctx.stand_in is not None else (*nsys, *command.argv)
+            argv = command.argv if nsys is None else (*nsys.prefix, *command.argv)
             primary = f"{role.name}_{endpoint.index}_{proc.node}"
             suffix = f"_e{proc.engine}" if proc.engine else ""
             name = f"{primary}{suffix}"
@@ -213,6 +212,7 @@ def build_workers(
                 step_preamble(ctx, install=True, node=proc.node)
                 + capture
                 + _failover_preamble(ctx, engine, proc)
+                + (nsys.preamble if nsys is not None else ())
             )
             base = SrunStep(
                 step_name=name,
@@ -265,11 +265,15 @@ def build_workers(
                     critical=role.config.critical,
                     restart=restart_spec(role),
                     fatal_log_patterns=_fatal_patterns(ctx, command),
-                    stop_grace_seconds=10.0,
+                    stop_grace_seconds=max(10.0, nsys.stop_grace_seconds if nsys else 0.0),
                     stop_tier=1,
                     het_group=endpoint.het_group,
-                    profile=profile_for(
-                        ctx.recipe, role.name, endpoint.index, proc.node_rank, ctx.in_log_dir
+                    profile=with_report(
+                        profile_for(
+                            ctx.recipe, role.name, endpoint.index, proc.node_rank, ctx.in_log_dir
+                        ),
+                        nsys,
+                        f"{ctx.in_log_dir}/profiles/{role.name}",
                     ),
                     engine=proc.engine,
                     shares_gpus_with=primary if proc.engine else None,

@@ -7,6 +7,10 @@ keeps a small decoder of the fields its dashboard shows; `tests/test_contract.py
 against these structs' JSON. Field names and units are the reference's, so tools that read
 srt-slurm results keep working; the `*_median_ms` and `total_token_throughput` fields are ours.
 
+Profiles: `srt-bench profiles`, a finalize step after the profiled workers stopped, adds
+`ProfilesSummary` (the files under `profiles/<phase>/` and what is missing). Omitted when the
+recipe does not profile.
+
 Energy (issue #17): `srt-bench energy`, run after power finalization, adds `RunEnergy` to each
 run whose concurrency has a measurement window in `<power_dir>/energy.json` (GPU joules per
 device, per node and per token; CPU joules per node from the CPU power CSVs) and `PowerSummary`
@@ -27,6 +31,8 @@ import msgspec
 __all__ = [
     "ROLLUP_FILE",
     "PowerSummary",
+    "ProfileFile",
+    "ProfilesSummary",
     "Rollup",
     "RollupConfig",
     "RollupRun",
@@ -73,6 +79,22 @@ class PowerSummary(msgspec.Struct, frozen=True, kw_only=True):
     missing: str | None
 
 
+class ProfileFile(msgspec.Struct, frozen=True, kw_only=True):
+    """One profile the job wrote (`srt-bench profiles`, a finalize step after the workers
+    stopped): its phase folder under `profiles/`, its path relative to the log folder, its size."""
+
+    phase: str
+    path: str
+    bytes: int
+
+
+class ProfilesSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """What profiling produced: the files, and each expected profile that is missing with why."""
+
+    files: tuple[ProfileFile, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
 class RollupRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One concurrency level. Every field is written, `null` when the client did not report it;
     only `energy` is omitted when absent (no power telemetry for this run)."""
@@ -117,6 +139,8 @@ class Rollup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     data: dict[str, Any] | None = None
     #: Written by `srt-bench energy` after power finalization.
     power: PowerSummary | None = None
+    #: Written by `srt-bench profiles` when the recipe profiles.
+    profiles: ProfilesSummary | None = None
 
     def sorted_runs(self) -> tuple[RollupRun, ...]:
         return tuple(sorted(self.runs, key=lambda r: r.concurrency or 0))

@@ -36,6 +36,7 @@ from srt_telemetry.errors import DashboardError
 from srt_telemetry.power_windows import decode_window
 from srt_telemetry.rollup_view import (
     PowerSummaryView,
+    ProfilesView,
     RollupRunView,
     RunEnergyView,
     decode_rollup_view,
@@ -77,6 +78,7 @@ class DashboardData:
     power_manifest: dict[str, Any] | None = None
     rollup_power: PowerSummaryView | None = None
     rollup_energy: dict[int, RunEnergyView] = field(default_factory=dict)
+    rollup_profiles: ProfilesView | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -102,6 +104,7 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
         data.runs = view.runs
         data.rollup_power = view.power
         data.rollup_energy = view.energy
+        data.rollup_profiles = view.profiles
     else:
         data.notes.append(f"no {config.rollup}: benchmark sections are empty")
     pdir = run_dir / config.power_dir
@@ -319,8 +322,30 @@ def render_dashboard(data: DashboardData) -> str:
         f"{len(runs)} concurrency level(s)</p>"
         f"<h2>Summary</h2><table>{head}{body}</table>{source}"
         + "".join(f'<div class="c">{c}</div>' for c in charts)
+        + _profiles_html(data.rollup_profiles)
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
         + "</body></html>\n"
+    )
+
+
+def _profiles_html(profiles: ProfilesView | None) -> str:
+    """The profiles the job wrote (links, relative to the run folder) and the missing ones."""
+    if profiles is None:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(f.phase)}</td>"
+        f'<td style="text-align:left"><a href="{escape(f.path)}">{escape(f.path)}</a></td>'
+        f"<td>{f.bytes}</td></tr>"
+        for f in profiles.files
+    )
+    table = (
+        f"<table><tr><th>phase</th><th>file</th><th>bytes</th></tr>{rows}</table>"
+        if rows
+        else "<p>no profile files</p>"
+    )
+    missing = "".join(f'<li class="warn">{escape(m)}</li>' for m in profiles.missing)
+    return f'<h2 id="profiles">Profiles</h2>{table}' + (
+        f'<p class="warn">missing:</p><ul>{missing}</ul>' if missing else ""
     )
 
 

@@ -59,12 +59,26 @@ class PowerSummaryView(msgspec.Struct, frozen=True, kw_only=True):
     missing: str | None = None
 
 
+class ProfileFileView(msgspec.Struct, frozen=True, kw_only=True):
+    phase: str = ""
+    path: str = ""
+    bytes: int = 0
+
+
+class ProfilesView(msgspec.Struct, frozen=True, kw_only=True):
+    """The rollup's `profiles` (srt-bench profiles): the files under `profiles/`, the missing."""
+
+    files: tuple[ProfileFileView, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
 class RollupView(msgspec.Struct, frozen=True, kw_only=True):
     benchmark_type: str = ""
     runs: tuple[RollupRunView, ...] = ()
     #: concurrency -> the run's energy, for runs that carry one
     energy: dict[int, RunEnergyView] = {}
     power: PowerSummaryView | None = None
+    profiles: ProfilesView | None = None
 
 
 class _Doc(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,6 +94,7 @@ class _EnergyRun(msgspec.Struct, frozen=True, kw_only=True):
 class _EnergyDoc(msgspec.Struct, frozen=True, kw_only=True):
     runs: tuple[_EnergyRun, ...] = ()
     power: PowerSummaryView | None = None
+    profiles: ProfilesView | None = None
 
 
 def decode_rollup_view(data: bytes, *, source: str) -> RollupView:
@@ -102,4 +117,5 @@ def decode_rollup_view(data: bytes, *, source: str) -> RollupView:
         runs=runs,
         energy=dict(sorted(energy.items())),
         power=extra.power,
+        profiles=extra.profiles,
     )

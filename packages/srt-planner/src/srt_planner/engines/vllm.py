@@ -114,11 +114,11 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
             argv += ["--host", "0.0.0.0", "--port", str(proc.ports["public"])]
         argv += ["--served-model-name", *served]
     elif sidecar:
-        # vLLM's native gRPC listener is its Rust frontend: ``vllm-rs serve <model> --host
-        # 127.0.0.1 --grpc-port <port>`` (ai-dynamo/dynamo lib/sidecar/vllm/README.md, "Run").
+        # vLLM's native gRPC listener is its Rust frontend (``vllm-rs serve <model> --host
+        # 127.0.0.1 --grpc-port <port>``; docs/planner.md#vllm says where this comes from).
         # ``vllm serve`` with VLLM_USE_RUST_FRONTEND=1 runs that frontend from the installed
-        # vllm package, so it need not be on PATH (NVIDIA/srt-slurm's sidecar tests launch it
-        # so). Only the leader serves (HTTP and gRPC on loopback); followers are --headless.
+        # vllm package, so it need not be on PATH. Only the leader serves (HTTP and gRPC on
+        # loopback); followers are --headless.
         argv = [ctx.python, "-m", "vllm.entrypoints.cli.main", "serve", ctx.model_arg]
         argv += ["--served-model-name", *served]
         if "sidecar_grpc" in proc.ports:
@@ -191,7 +191,7 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
         return EngineCommand(argv=tuple(argv), env=env, wants_mask=mask, env_unset=unset)
     port = proc.ports["sidecar_grpc"]
     # The native server does not report its disaggregation role, so the sidecar is told
-    # (ai-dynamo/dynamo lib/sidecar/vllm/README.md: "--disaggregation-mode prefill|decode").
+    # (``--disaggregation-mode prefill|decode``, docs/planner.md#vllm).
     role_flags = ("--disaggregation-mode", role.name) if request.disaggregated else ()
     launch = coupled_launch(
         argv,

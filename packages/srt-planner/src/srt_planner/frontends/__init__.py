@@ -24,9 +24,9 @@ from srt_planner.frontends.commands import (
     vllm_router_command,
 )
 from srt_planner.nginx import NGINX_CONFIG, nginx_argv, render_nginx_conf
+from srt_planner.nsys import frontend_nsys, with_report
 from srt_planner.plan import GeneratedFile, HealthGate, ProcessSpec, TcpProbe
 from srt_planner.preamble import needs_root, setup_script, step_preamble
-from srt_planner.profiling import frontend_nsys_prefix
 from srt_planner.srun import SrunStep, render_srun, wrap_command
 from srt_schema.registry import FRONTENDS
 
@@ -123,13 +123,16 @@ def build_frontends(
             files[generated.path] = generated
         name, log = _names(ctx, node, index)
         prefix: list[str] = []
-        if dynamo:
-            prefix += frontend_nsys_prefix(ctx.recipe, name, ctx.in_log_dir)
+        nsys = frontend_nsys(ctx, name) if dynamo else None
+        if nsys is not None:
+            prefix += nsys.prefix
         if frontend.numa_bind:
             prefix += ["numactl", "--cpunodebind=0", "--membind=0"]
         argv = (*prefix, *command.argv)
         env = _frontend_env(ctx)
         preamble = step_preamble(ctx, install=True, node=node) if dynamo else setup_script(ctx)
+        if nsys is not None:
+            preamble += nsys.preamble
         step = SrunStep(
             step_name=name,
             nodes=(node,),
@@ -159,9 +162,12 @@ def build_frontends(
                 log_file=log,
                 phase="frontends",
                 readiness=_probe(ctx, node, port),
-                stop_grace_seconds=20.0 if dynamo else 10.0,
+                stop_grace_seconds=max(
+                    20.0 if dynamo else 10.0, nsys.stop_grace_seconds if nsys else 0.0
+                ),
                 stop_tier=0,
                 het_group=ctx.het_group(node),
+                profile=with_report(None, nsys, f"{ctx.in_log_dir}/profiles/frontend"),
             )
         )
     if layout.nginx_node is not None:

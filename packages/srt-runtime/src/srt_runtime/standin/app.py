@@ -1,5 +1,5 @@
-"""What the stand-in answers on each path: health, info, metrics, profiling, tokenize,
-generations.
+"""What the stand-in answers on each path: health, info, metrics, profiling (``profiler``),
+tokenize, generations.
 
 ``Standin.respond`` writes the whole response of one request to the connection. Every role's
 generations wait ``ttft_ms`` for the first token and ``itl_ms`` between tokens (due times count
@@ -28,6 +28,7 @@ from srt_runtime.standin.parse import (
     parse_generation,
     parse_tokenize,
 )
+from srt_runtime.standin.profiler import Profiler
 from srt_runtime.standin.reqlog import RequestLog
 from srt_runtime.standin.responses import Answer
 
@@ -40,17 +41,11 @@ _GENERATIONS: dict[str, Kind] = {
     "/generate": "generate",
 }
 _HEALTH = frozenset({"/health", "/health_generate", "/ping"})
-#: Accepted and answered 200 with nothing to do (profiling is recorded by --log-requests).
-_CONTROL = frozenset(
-    {
-        "/flush_cache",
-        "/start_profile",
-        "/stop_profile",
-        "/engine/start_profile",
-        "/engine/stop_profile",
-        "/abort_request",
-    }
-)
+#: Accepted and answered 200 with nothing to do.
+_CONTROL = frozenset({"/flush_cache", "/abort_request"})
+#: The profiler's routes: SGLang's native ones and a Dynamo worker's (``profiler.Profiler``).
+_START_PROFILE = frozenset({"/start_profile", "/engine/start_profile"})
+_STOP_PROFILE = frozenset({"/stop_profile", "/engine/stop_profile"})
 
 
 class Standin:
@@ -62,6 +57,7 @@ class Standin:
         self._log = log
         self._ids = itertools.count(1)
         self._started = int(time.time())
+        self.profiler = Profiler(role=config.role, port=config.port)
 
     def _info(self, path: str) -> object | None:
         match path:
@@ -86,6 +82,12 @@ class Standin:
                 writer.write(json_response(405, {"detail": "Method Not Allowed"}, keep_alive=keep))
                 return
             await self._generate(_GENERATIONS[path], req, writer)
+            return
+        if path in _START_PROFILE or path in _STOP_PROFILE:
+            answer = (
+                self.profiler.start(req.body) if path in _START_PROFILE else self.profiler.stop()
+            )
+            writer.write(json_response(answer.status, answer.body, keep_alive=keep))
             return
         if path in _HEALTH or path in _CONTROL:
             writer.write(text_response(200, "", content_type="text/plain", keep_alive=keep))
@@ -173,6 +175,7 @@ class Standin:
                 stats.emitted(tokens)
         finally:
             stats.finished(gen.prompt_tokens + sent, completed=sent == tokens)
+            self.profiler.step()
 
     def _due(self, i: int, start: float | None = None) -> float:
         """Loop time when token ``i`` is due (``i`` < 0: now)."""

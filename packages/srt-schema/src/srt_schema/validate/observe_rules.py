@@ -46,8 +46,16 @@ def profiling(ctx: Context) -> Iterator[Issue]:
         return
     if prof.type == "none":
         return
-    if prof.type == "torch" and "trtllm" in ctx.role_engine_types().values():
+    engines = set(ctx.role_engine_types().values())
+    if prof.type == "torch" and "trtllm" in engines:
         yield ctx.issue("$.profiling.type", "torch profiling is not supported with trtllm")
+    if "mocker" in engines:
+        yield ctx.issue(
+            "$.profiling.type",
+            "the Dynamo mocker runs no GPU kernels and serves no profiler endpoint, so nothing "
+            "would be profiled; remove profiling (or set profiling.type: none)",
+        )
+        return
     if prof.type in ("nsys", "nsys-time"):
         if not prof.nsys_trace:
             yield ctx.issue("$.profiling.nsys_trace", "must not be empty")
@@ -85,6 +93,7 @@ def profiling(ctx: Context) -> Iterator[Issue]:
             yield ctx.issue(
                 f"$.profiling.{phase}", f"profiling.{phase} does not apply to a {layout} recipe"
             )
+    yield from _step_windows(ctx, phases, engines)
     for phase, config in phases.items():
         if config is None or config.capture_scope != "selected" or phase not in workers:
             continue
@@ -93,6 +102,46 @@ def profiling(ctx: Context) -> Iterator[Issue]:
                 f"$.profiling.{phase}.worker_index",
                 f"worker_index {config.worker_index} is out of range; the phase has "
                 f"{workers[phase]} worker(s)",
+            )
+
+
+#: Engines that honour a profiling step window: SGLang and vLLM take it in the start-profile
+#: request the benchmark sends, TRT-LLM reads it from TLLM_PROFILE_START_STOP (nsys only).
+_STEP_WINDOW_ENGINES = frozenset({"sglang", "vllm", "trtllm"})
+
+
+def _step_windows(
+    ctx: Context, phases: dict[str, ProfilingPhaseConfig | None], engines: set[str]
+) -> Iterator[Issue]:
+    prof = ctx.recipe.profiling
+    for phase, config in phases.items():
+        if config is None:
+            continue
+        base = f"$.profiling.{phase}"
+        start, stop = config.start_step, config.stop_step
+        if start is not None and start < 0:
+            yield ctx.issue(f"{base}.start_step", f"must be at least 0; got {start}")
+        if start is not None and stop is not None and stop <= start:
+            yield ctx.issue(
+                f"{base}.stop_step",
+                f"stop_step {stop} must be greater than start_step {start} (the window "
+                "profiles steps start_step .. stop_step - 1)",
+            )
+        if start is None and stop is None:
+            continue
+        if prof.type == "nsys-time":
+            yield ctx.issue(
+                f"{base}.start_step",
+                "profiling.type nsys-time is bounded by delay_secs and duration_secs; remove "
+                "start_step and stop_step, or use profiling.type nsys for a step window",
+            )
+        others = sorted(engines - _STEP_WINDOW_ENGINES)
+        if others:
+            yield ctx.issue(
+                f"{base}.start_step",
+                f"the {', '.join(others)} engine takes no start/stop-profile requests, so a "
+                "step window would not bound the capture; remove start_step and stop_step and "
+                "bound it with profiling.type nsys-time (delay_secs, duration_secs)",
             )
 
 

@@ -22,11 +22,10 @@ from srt_schema.cluster import ClusterConfig
 from srt_schema.errors import Issue
 from srt_schema.recipe import (
     MockerBackend,
-    ProfilingPhaseConfig,
     Recipe,
     TRTLLMBackend,
 )
-from srt_schema.roles import engine_of, resolve_roles
+from srt_schema.roles import engine_of
 from srt_schema.validate.context import Context
 
 __all__ = [
@@ -75,28 +74,6 @@ def _when(condition: Callable[[Recipe], bool], path: str) -> Callable[[Recipe], 
             yield path
 
     return effective
-
-
-def _profiler_step_windows(recipe: Recipe) -> Iterator[str]:
-    # TRT-LLM reads its own TLLM_PROFILE_START_STOP window under nsys (the plan sets it), so
-    # the window has an effect there; every other engine and profiler would need start/stop
-    # profile requests, which nothing sends yet.
-    prof = recipe.profiling
-    engines = {type(engine_of(recipe, r.name)) for r in resolve_roles(recipe)}
-    if prof.type == "nsys" and engines == {TRTLLMBackend}:
-        return
-    phases: dict[str, ProfilingPhaseConfig | None] = {
-        "prefill": prof.prefill,
-        "decode": prof.decode,
-        "aggregated": prof.aggregated,
-    }
-    for name, phase in phases.items():
-        if phase is None:
-            continue
-        if phase.start_step is not None:
-            yield f"$.profiling.{name}.start_step"
-        if phase.stop_step is not None:
-            yield f"$.profiling.{name}.stop_step"
 
 
 def _sidecar_on(recipe: Recipe) -> bool:
@@ -196,22 +173,6 @@ RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
         "the TRT-LLM sidecar mode runs the native gRPC server, which takes no publish flags "
         "(they are dynamo.trtllm flags); remove publish_metrics and publish_events_and_metrics, "
         "or remove sidecar: true",
-    ),
-    Unsupported(
-        "profiling.*.start_step, profiling.*.stop_step",
-        _profiler_step_windows,
-        "profiling step windows are not executed by srt yet (nothing sends the start/stop-"
-        "profile requests); remove start_step and stop_step, or bound the capture with "
-        "profiling.type nsys-time and delay_secs / duration_secs",
-    ),
-    Unsupported(
-        "observability.nsys.report_timeout_secs",
-        _when(
-            lambda r: r.observability.nsys.report_timeout_secs != 1800,
-            "$.observability.nsys.report_timeout_secs",
-        ),
-        "the nsys report timeout is not applied by srt yet (reports are waited for at cleanup "
-        "like every process); remove report_timeout_secs",
     ),
     Unsupported(
         "observability.tachometer.binary_path",
