@@ -11,6 +11,7 @@ these files to check what the benchmark side asked for and when.
 from __future__ import annotations
 
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -96,10 +97,13 @@ class Profiler:
         self._count += 1
         folder = Path(capture.output_dir)
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"standin-{self._role}-{self._port}-{self._count}.trace.json"
+        # unique per server: workers on other nodes may share the port and the folder
+        node = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+        path = folder / f"standin-{self._role}-{node}-{self._port}-{self._count}.trace.json"
         record = {
             "stand_in": True,
             "role": self._role,
+            "node": node,
             "port": self._port,
             "request": capture.request,
             "started_at": capture.started_at,
