@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the end-to-end tier needs (real Slurm + munge for the slurm-lab
 # cluster, the pyxis stub's build deps, and the services the scenarios start: etcd, NATS, nginx,
-# node exporter). Idempotent: when every binary is present it exits at once without touching apt.
+# node exporter) and the browser tier's headless Chromium. Idempotent: when every binary is
+# present it exits at once without touching apt.
 # Needs root (CI and the dev machines are root). Package daemons are NOT started by the install
 # (a temporary policy-rc.d refuses it): the tests start their own instances on their own ports.
 #
@@ -25,9 +26,12 @@ declare -A FILES=(
   [libc6-dev]="/usr/include/stdio.h"
   [zstd]="/usr/bin/zstd"
   [libpmix-dev]="/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so"
+  # the browser tier: pages rendered headless (tests/browser.py), fonts for their screenshots
+  [chromium]="/usr/bin/chromium"
+  [fonts-dejavu-core]="/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 )
 ORDER=(slurm-wlm munge libslurm-dev etcd-server nats-server nginx prometheus-node-exporter
-  iproute2 util-linux procps gcc libc6-dev zstd libpmix-dev)
+  iproute2 util-linux procps gcc libc6-dev zstd libpmix-dev chromium fonts-dejavu-core)
 
 say() { echo "[install-system] $*" >&2; }
 
