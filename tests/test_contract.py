@@ -184,6 +184,8 @@ def test_status_reads_the_rollup_with_the_structs_and_names_a_bad_file(tmp_path:
         "output_tok_s": 804.0,
         "ttft_p50_ms": 390.0,
         "itl_p50_ms": 4.0,
+        "verdict": None,  # not judged: srt-bench validity did not run on this rollup
+        "reasons": [],
     }
     assert read_rollup(tmp_path / "missing.json") is None
     bad = tmp_path / "bad.json"

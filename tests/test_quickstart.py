@@ -43,6 +43,10 @@ def test_quickstart_runs_a_real_benchmark_here(tmp_path: Path) -> None:
         assert run["request_throughput"] > 0
         assert run["throughput_toks"] > 0
         assert run["completed_requests"] > 0
+        # The healthy quickstart is judged valid with no reason (srt-bench validity).
+        assert run["validity"]["verdict"] == "valid", run["validity"]
+        assert run["client_load"]["lag_samples"] > 0
+    assert rollup["validity"] == {"verdict": "valid"}, rollup["validity"]
     plan = json.loads((job_dir / "plan.json").read_text())
     assert {p["name"] for p in plan["processes"]} >= {
         "agg_0_node-01",

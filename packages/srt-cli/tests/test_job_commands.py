@@ -193,10 +193,10 @@ def test_status_of_a_finished_job_shows_results(
         "  workers:    2/2 ready\n"
         "  benchmark:  finished\n"
         "  results:\n"
-        "    concurrency  req/s  output tok/s  TTFT p50 ms  ITL p50 ms\n"
-        "    -----------  -----  ------------  -----------  ----------\n"
-        "    1            1.50   100.00        21.00        5.25\n"
-        "    2            3.00   200.00        22.00        5.25\n"
+        "    concurrency  req/s  output tok/s  TTFT p50 ms  ITL p50 ms  verdict\n"
+        "    -----------  -----  ------------  -----------  ----------  -------\n"
+        "    1            1.50   100.00        21.00        5.25        -\n"
+        "    2            3.00   200.00        22.00        5.25        -\n"
         f"  rollup:     {job_dir}/logs/benchmark-rollup.json\n"
     )
 

@@ -100,7 +100,7 @@ def test_every_leg_is_planned_in_order_and_the_benchmark_gets_the_window_folder(
     assert [e["hostname"] for e in config["cpu_exporter_endpoints"]] == ["node-01", "node-02"]
     assert _file(plan, "cpu_power.json")["expected_nodes"] == ["node-01", "node-02"]
     steps = {s.name: s for s in plan.finalize}
-    assert list(steps) == ["power-finalize", "cpu-power-finalize", "energy"]
+    assert list(steps) == ["power-finalize", "cpu-power-finalize", "energy", "validity"]
     assert steps["power-finalize"].stop_first == ("power-collector",)
     assert steps["power-finalize"].exited_watch == tuple(p.name for p in dcgm)
     assert steps["power-finalize"].fails_job
@@ -120,7 +120,7 @@ def test_without_telemetry_nothing_is_planned_and_the_default_exporter_stays(
     make_recipe: RecipeFactory,
 ) -> None:
     plan = _plan(make_recipe(roles=DISAGG, frontend={"type": "dynamo"}, benchmark=BENCH))
-    assert not plan.finalize
+    assert [s.name for s in plan.finalize] == ["validity"]  # the verdict, never power
     assert not any(p.name.startswith(("power", "cpu-power")) for p in plan.processes)
     dcgm = [p for p in plan.processes if p.role == "dcgm-exporter"]
     assert dcgm and dcgm[0].implied_by == "observability.tachometer default exporters"
@@ -138,7 +138,7 @@ def test_cpu_only_telemetry_keeps_tachometers_dcgm_exporter(make_recipe: RecipeF
     dcgm = [p for p in plan.processes if p.role == "dcgm-exporter"]
     assert [p.implied_by for p in dcgm] == ["observability.tachometer default exporters"] * 2
     assert "power-collector" not in _by_name(plan)
-    assert [s.name for s in plan.finalize] == ["cpu-power-finalize", "energy"]
+    assert [s.name for s in plan.finalize] == ["cpu-power-finalize", "energy", "validity"]
 
 
 def test_the_power_exporter_is_planned_with_tachometer_off(make_recipe: RecipeFactory) -> None:

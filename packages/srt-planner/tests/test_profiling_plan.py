@@ -66,7 +66,7 @@ def test_disaggregated_windows_go_to_each_phase_s_dynamo_workers(
     }
     assert targets[2]["start_body"]["start_step"] == 10
     assert targets[2]["start_body"]["num_steps"] == 20
-    [step] = plan.finalize
+    [step] = [s for s in plan.finalize if s.name == "profiles"]
     assert step.name == "profiles" and step.stop_first == ()
     assert step.argv[-4:] == ("--expect-dir", "decode", "--expect-dir", "prefill")
 
@@ -96,7 +96,7 @@ def test_selected_scope_sends_to_one_worker_and_native_sglang_uses_its_http_port
     assert w.profile is not None
     assert w.profile.nsys_report == "profiles/agg/node-01_agg_w1_profile_gpu4-5-6-7"
     assert w.stop_grace_seconds == 1800.0
-    [step] = plan.finalize
+    [step] = [s for s in plan.finalize if s.name == "profiles"]
     assert step.stop_first == (w.name,)
     assert "--expect-nsys" in step.argv and w.profile.nsys_report in step.argv
 
@@ -114,7 +114,7 @@ def test_trtllm_reads_its_window_from_env_and_gets_no_requests(
     assert "profiling" not in _bench(plan)
     (worker,) = [p for p in plan.processes if p.kind == "worker"]
     assert worker.env["TLLM_PROFILE_START_STOP"] == "4-8"
-    [step] = plan.finalize
+    [step] = [s for s in plan.finalize if s.name == "profiles"]
     assert step.name == "profiles" and step.stop_first == (worker.name,)
 
 
@@ -143,7 +143,7 @@ def test_automatic_nsys_launches_a_session_the_markers_start_and_stop(
         assert proc.profile is not None and proc.profile.type == "nsys-auto"
         # the watcher is valid shell
         assert shlex.split(watcher)
-    [step] = plan.finalize
+    [step] = [s for s in plan.finalize if s.name == "profiles"]
     assert set(step.stop_first) == {p.name for p in wrapped}
 
 

@@ -4,6 +4,7 @@ srt-bench run --config bench.json [--endpoint URL] [--out DIR]
 srt-bench rollup --config bench.json [--out DIR]
 srt-bench energy --log-dir LOG [--power-dir DIR] [--cpu-power-dir DIR]
 srt-bench profiles --log-dir LOG [--expect-nsys OUTPUT]... [--expect-dir PHASE]...
+srt-bench validity --log-dir LOG [--power-dir DIR] [--expect-concurrency N]... [--single-host]
 srt-bench types
 """
 
@@ -28,6 +29,7 @@ from srt_bench.errors import BenchError
 from srt_bench.execute import run_plan, write_sa_bench_rollup
 from srt_bench.profiles import apply_profiles, collect_profiles
 from srt_bench.runners import BuildContext, build_plan, registered_types
+from srt_bench.validity import apply_validity
 from srt_bench.windows import ensure_window_dir
 
 EXIT_SIGNAL = 1
@@ -82,6 +84,31 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PHASE",
         help="a phase folder under LOG/profiles/ that must hold a trace (repeatable)",
     )
+    valid = sub.add_parser(
+        "validity", help="a valid/invalid verdict per window and for the run, into the rollup"
+    )
+    valid.add_argument("--log-dir", required=True, type=Path, help="holds benchmark-rollup.json")
+    valid.add_argument(
+        "--power-dir", type=Path, help="GPU power folder: power telemetry was asked for"
+    )
+    valid.add_argument(
+        "--expect-concurrency",
+        action="append",
+        type=int,
+        default=[],
+        metavar="N",
+        help="a planned concurrency that must have a run (repeatable)",
+    )
+    valid.add_argument(
+        "--single-host",
+        action="store_true",
+        help="every node is this host (local launcher): the clocks agree by construction",
+    )
+    valid.add_argument(
+        "--events",
+        type=Path,
+        help="the job's status_events.jsonl (default: as logs/health_gate.json names it)",
+    )
     sub.add_parser("types", help="list the registered benchmark types")
     return parser
 
@@ -134,6 +161,34 @@ def _profiles(args: argparse.Namespace) -> int:
     return 0
 
 
+def _validity(args: argparse.Namespace) -> int:
+    log_dir: Path = args.log_dir
+    outcome = apply_validity(
+        log_dir,
+        power_dir=args.power_dir,
+        expected=tuple(args.expect_concurrency),
+        single_host=args.single_host,
+        events_file=args.events,
+    )
+    if outcome is None:
+        _log(f"validity: no {log_dir / 'benchmark-rollup.json'}: nothing to judge")
+        return 0
+    for c, window in outcome.windows.items():
+        codes = ", ".join(r.code for r in window.reasons)
+        _log(f"validity: concurrency {c}: {window.verdict}" + (f" ({codes})" if codes else ""))
+    for r in outcome.run.reasons:
+        _log(f"validity: invalid: {r.code}: {r.detail}")
+    for r in outcome.run.not_checked:
+        _log(f"validity: not checked: {r.code}: {r.detail}")
+    summary = {
+        "verdict": outcome.run.verdict,
+        "reasons": sorted({r.code for r in outcome.run.reasons}),
+        "windows": {str(c): w.verdict for c, w in outcome.windows.items()},
+    }
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     config = _with_overrides(read_run_config(args.config), args.endpoint, args.out)
     window_dir = _window_dir(args.window_dir)  # before any request: exit 2 if it cannot be made
@@ -175,6 +230,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 code = _energy(args)
             case "profiles":
                 code = _profiles(args)
+            case "validity":
+                code = _validity(args)
             case "types":
                 print("\n".join(registered_types()))
                 code = 0

@@ -10,6 +10,7 @@ __all__ = [
     "BenchPowerFileError",
     "BenchRequestError",
     "BenchRollupFileError",
+    "BenchValidityFileError",
     "BenchWindowDirError",
 ]
 
@@ -50,3 +51,8 @@ class BenchWindowDirError(BenchError):
 
 class BenchRollupFileError(BenchError):
     """The rollup `srt-bench profiles` adds to is malformed."""
+
+
+class BenchValidityFileError(BenchError):
+    """A file `srt-bench validity` judges from (the rollup, a result JSON, the health gate's or
+    the restarts' record, the power manifest) is malformed."""

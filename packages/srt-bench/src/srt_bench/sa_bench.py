@@ -14,6 +14,7 @@ import msgspec
 from tokenizers import Tokenizer
 
 from srt_bench.client import PreparedRequest, StreamClient, build_request_body
+from srt_bench.client_load import LoopMonitor
 from srt_bench.config import WARMUP_REQUEST_RATE, BenchRunConfig
 from srt_bench.errors import BenchDatasetError, BenchGateError, BenchRequestError
 from srt_bench.loadgen import PhaseRun, run_phase
@@ -275,16 +276,23 @@ class _Phases:
         )
         self.log(f"concurrency {c}: {planned} measured requests, rate {settings.request_rate}")
         phase: WorkloadPhase | None = None
+        # The client's own event-loop lag and CPU share over the window (`client_saturated`).
+        monitor = LoopMonitor()
         try:
-            if self.session is not None:
-                phase = await self.session.formal(
-                    self.client, concurrency=c, rate=settings.request_rate, seed=seed + 3
-                )
-                run: PhaseRun = phase.run
-            else:
-                run = await run_phase(
-                    self.client, measured, concurrency=c, rate=settings.request_rate, seed=seed + 3
-                )
+            async with monitor:
+                if self.session is not None:
+                    phase = await self.session.formal(
+                        self.client, concurrency=c, rate=settings.request_rate, seed=seed + 3
+                    )
+                    run: PhaseRun = phase.run
+                else:
+                    run = await run_phase(
+                        self.client,
+                        measured,
+                        concurrency=c,
+                        rate=settings.request_rate,
+                        seed=seed + 3,
+                    )
         finally:
             if slow is not None:
                 await slow.stop()
@@ -306,6 +314,8 @@ class _Phases:
             reuse_http_connections=settings.reuse_connections,
             requested_num_prompts=planned,
         )
+        if monitor.load is not None:
+            doc["client_load"] = msgspec.to_builtins(monitor.load)
         if phase is not None and settings.workload is not None:
             doc["workload"] = build_workload_summary(settings.workload, phase, records)
             self.log(_workload_line(c, doc["workload"]))

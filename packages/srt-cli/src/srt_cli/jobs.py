@@ -46,6 +46,7 @@ __all__ = [
     "build_listing",
     "build_results",
     "build_summary",
+    "build_validity",
     "count_ready_workers",
     "describe_process",
     "find_job_folders",
@@ -355,7 +356,8 @@ def build_bench_progress(events: Sequence[RunEvent]) -> str | None:
 
 
 def build_results(rollup: Rollup | None) -> list[dict[str, Any]]:
-    """Per concurrency: request throughput, output tok/s, TTFT and ITL medians (rollup fields)."""
+    """Per concurrency: request throughput, output tok/s, TTFT and ITL medians (rollup fields),
+    and the window's verdict (``srt-bench validity``; None when not judged) with its codes."""
     if rollup is None:
         return []
     return [
@@ -365,9 +367,23 @@ def build_results(rollup: Rollup | None) -> list[dict[str, Any]]:
             "output_tok_s": run.throughput_toks,
             "ttft_p50_ms": run.ttft_median_ms,
             "itl_p50_ms": run.itl_median_ms,
+            "verdict": run.validity.verdict if run.validity is not None else None,
+            "reasons": [r.code for r in run.validity.reasons] if run.validity is not None else [],
         }
         for run in rollup.sorted_runs()
     ]
+
+
+def build_validity(rollup: Rollup | None) -> dict[str, Any] | None:
+    """The run's verdict and reasons (None: no rollup, or not judged)."""
+    if rollup is None or rollup.validity is None:
+        return None
+    v = rollup.validity
+    return {
+        "verdict": v.verdict,
+        "reasons": [{"code": r.code, "detail": r.detail} for r in v.reasons],
+        "not_checked": [{"code": r.code, "detail": r.detail} for r in v.not_checked],
+    }
 
 
 def read_rollup(path: Path) -> Rollup | None:
@@ -427,6 +443,7 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         "benchmark": build_benchmark_phase(plan, status, seen, rollup is not None),
         "benchmark_progress": build_bench_progress(events),
         "results": build_results(rollup),
+        "validity": build_validity(rollup),
         "rollup": str(rollup_path) if rollup_path is not None else None,
         "dashboard": str(dashboard) if dashboard is not None else None,
         "errors": [m for level, m in messages if level == "ERROR"][-10:],

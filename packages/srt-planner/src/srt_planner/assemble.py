@@ -53,6 +53,7 @@ from srt_planner.staging import build_staging
 from srt_planner.stand_in import check_frontend
 from srt_planner.telemetry import build_telemetry
 from srt_planner.topology import expand_processes, plan_endpoints
+from srt_planner.validity import validity_finalize
 from srt_planner.workers import build_workers
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import (
@@ -391,6 +392,7 @@ def plan_job(
         finalize=(
             *power.finalize,
             *profiles_finalize(ctx, processes, flat, benchmark=bool(bench)),
+            *validity_finalize(ctx, benchmark=bool(bench)),
         ),
         # The recipe as loaded already carries srtslurm.yaml's reporting default.
         reporting=recipe.reporting,

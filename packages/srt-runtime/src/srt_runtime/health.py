@@ -13,7 +13,9 @@
 - ``none``: no gate.
 
 Polling starts at 0.25 s and doubles up to ``interval_seconds``; the deadline is
-``max_attempts x interval_seconds``. The parsers are pure.
+``max_attempts x interval_seconds``. The parsers are pure. When the gate passes, its facts go to
+``logs/health_gate.json`` (``srt_schema.validity.HealthGateRecord``: planned and seen worker
+counts, the time) for ``srt-bench validity``.
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from __future__ import annotations
 from typing import NamedTuple, assert_never
 
 import httpx
+import msgspec
 
 from srt_planner.plan import HealthGate
 from srt_runtime.errors import HealthGateError
+from srt_runtime.files import write_atomic
+from srt_runtime.status import EVENTS_FILE
 from srt_runtime.supervisor import Supervisor
+from srt_schema.validity import HEALTH_GATE_FILE, HealthGateRecord
 
 __all__ = [
     "Counts",
@@ -104,6 +110,12 @@ def _models_listed(client: httpx.Client, url: str, model: str) -> tuple[bool, st
 
 def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
     """One attempt: (ready, what we saw)."""
+    ready, seen, _ = _check(gate, client)
+    return ready, seen
+
+
+def _check(gate: HealthGate, client: httpx.Client) -> tuple[bool, str, Counts | None]:
+    """One attempt: (ready, what we saw, the worker counts when the family reports them)."""
     url = gate.url
     want = f"waiting for {gate.expected_prefill} prefills and {gate.expected_decode} decodes"
     try:
@@ -113,7 +125,7 @@ def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
                 parse = parse_dynamo_health if gate.family == "dynamo" else parse_router_workers
                 counts = parse(body) if status == 200 else None
                 if counts is None:
-                    return False, f"{url} answered {status} without worker counts"
+                    return False, f"{url} answered {status} without worker counts", None
                 ready = (
                     counts.prefill >= gate.expected_prefill
                     and counts.decode >= gate.expected_decode
@@ -122,22 +134,44 @@ def check_health(gate: HealthGate, client: httpx.Client) -> tuple[bool, str]:
                 if ready and gate.family == "dynamo":
                     # Workers register before the frontend has loaded their model card: until
                     # /v1/models lists a model, a request for it gets 404 "Model not found".
-                    return _models_listed(client, url, gate.model)
-                return ready, f"Model is not ready, {want}. {seen}"
+                    return (*_models_listed(client, url, gate.model), counts)
+                return ready, f"Model is not ready, {want}. {seen}", counts
             case "direct":
                 status, _ = _get_json(client, url)
                 if status != 200:
-                    return False, f"{url} answered {status}"
-                return _models_listed(client, url, gate.model)
+                    return False, f"{url} answered {status}", None
+                return (*_models_listed(client, url, gate.model), None)
             case "trtllm_serve":
                 status = client.get(url, timeout=_REQUEST_TIMEOUT).status_code
-                return status == 200, f"{url} answered {status}"
+                return status == 200, f"{url} answered {status}", None
             case "none":
-                return True, "no health gate"
+                return True, "no health gate", None
             case _:
                 assert_never(gate.family)
     except httpx.HTTPError as exc:
-        return False, f"{url} not reachable ({type(exc).__name__})"
+        return False, f"{url} not reachable ({type(exc).__name__})", None
+
+
+def _write_record(sup: Supervisor, gate: HealthGate, counts: Counts | None, seconds: float) -> None:
+    """``logs/health_gate.json`` for ``srt-bench validity`` (a failure to write only warns)."""
+    events = sup.events.job_dir / EVENTS_FILE if sup.events is not None else None
+    record = HealthGateRecord(
+        family=gate.family,
+        url=gate.url,
+        expected_prefill=gate.expected_prefill,
+        expected_decode=gate.expected_decode,
+        seen_prefill=counts.prefill if counts is not None else None,
+        seen_decode=counts.decode if counts is not None else None,
+        passed_unix=round(sup.clock.wall(), 3),
+        seconds=round(seconds, 3),
+        events_file=str(events) if events is not None else None,
+    )
+    try:
+        write_atomic(
+            sup.log_dir / HEALTH_GATE_FILE, msgspec.json.format(msgspec.json.encode(record)) + b"\n"
+        )
+    except OSError as exc:
+        sup.log.warning("%s not written: %s", HEALTH_GATE_FILE, exc)
 
 
 def wait_healthy(sup: Supervisor, gate: HealthGate) -> float:
@@ -150,10 +184,11 @@ def wait_healthy(sup: Supervisor, gate: HealthGate) -> float:
     last_progress = start
     with httpx.Client() as client:
         while True:
-            ready, seen = check_health(gate, client)
+            ready, seen, counts = _check(gate, client)
             now = sup.clock.monotonic()
             if ready:
                 sup.log.info("Deployment healthy after %.2f s (%s)", now - start, gate.url)
+                _write_record(sup, gate, counts, now - start)
                 if sup.events is not None:
                     sup.events.health(gate.url, now - start)
                 return now - start

@@ -17,6 +17,12 @@ device, per node and per token; CPU joules per node from the CPU power CSVs) and
 (the GPU power manifest's verdict) to the file. Both are omitted when absent, so a rollup without
 power telemetry keeps the reference's shape. Units: joules (J), watts (W), joules per token.
 
+Validity (issue #19): `srt-bench validity`, the last finalize step, adds `Validity` (a verdict
+`valid` / `invalid` and its `ValidityReason`s, codes from `srt_schema.validity.VALIDITY_REASONS`)
+to every run and to the file, and `ClientLoad` (the benchmark client's own event-loop lag and CPU
+share during the window) to every run whose result JSON measured it. All omitted when absent, so
+an older rollup still decodes; `srtctl compare` / `report` and the dashboard read these names.
+
 Readers are tolerant of unknown fields (unlike config structs): a rollup written by a newer
 srt-bench, or by the reference, still shows in `srtctl status`.
 """
@@ -24,12 +30,13 @@ srt-bench, or by the reference, still shows in `srtctl status`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 __all__ = [
     "ROLLUP_FILE",
+    "ClientLoad",
     "PowerSummary",
     "ProfileFile",
     "ProfilesSummary",
@@ -37,6 +44,9 @@ __all__ = [
     "RollupConfig",
     "RollupRun",
     "RunEnergy",
+    "Validity",
+    "ValidityReason",
+    "Verdict",
     "decode_rollup",
     "encode_rollup",
 ]
@@ -95,9 +105,44 @@ class ProfilesSummary(msgspec.Struct, frozen=True, kw_only=True):
     missing: tuple[str, ...] = ()
 
 
+Verdict = Literal["valid", "invalid"]
+
+
+class ValidityReason(msgspec.Struct, frozen=True, kw_only=True):
+    """One reason: `code` from `srt_schema.validity.VALIDITY_REASONS`, `detail` the measured value
+    against its bound in one line (`p99 event-loop lag 84.1 ms > 25 ms`)."""
+
+    code: str
+    detail: str
+
+
+class Validity(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The verdict of one window (on a run) or of the whole run (on the file): `invalid` when
+    there is at least one reason. `not_checked` names the checks there was no evidence for (code
+    and why), so a `valid` verdict never hides a check that could not run."""
+
+    verdict: Verdict
+    reasons: tuple[ValidityReason, ...] = ()
+    not_checked: tuple[ValidityReason, ...] = ()
+
+
+class ClientLoad(msgspec.Struct, frozen=True, kw_only=True):
+    """The sa-bench client measuring itself during one window: a task that sleeps 10 ms records
+    how late it wakes (the event loop's lag, ms), and the process CPU time over the wall time
+    (`cpu_share`: 1.0 = one core busy the whole window)."""
+
+    loop_lag_p50_ms: float | None
+    loop_lag_p99_ms: float | None
+    loop_lag_max_ms: float | None
+    lag_samples: int
+    cpu_seconds: float
+    wall_seconds: float
+    cpu_share: float | None
+
+
 class RollupRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One concurrency level. Every field is written, `null` when the client did not report it;
-    only `energy` is omitted when absent (no power telemetry for this run)."""
+    `energy`, `client_load` and `validity` are omitted when absent."""
 
     concurrency: int | None
     throughput_toks: float | None
@@ -117,6 +162,10 @@ class RollupRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     tpot_median_ms: float | None
     itl_median_ms: float | None
     energy: RunEnergy | None = None
+    #: Written by `srt-bench validity` (from the window's result JSON).
+    client_load: ClientLoad | None = None
+    #: This window's verdict (`srt-bench validity`).
+    validity: Validity | None = None
 
 
 class RollupConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -141,6 +190,9 @@ class Rollup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     power: PowerSummary | None = None
     #: Written by `srt-bench profiles` when the recipe profiles.
     profiles: ProfilesSummary | None = None
+    #: The whole run's verdict (`srt-bench validity`): its own reasons and every invalid
+    #: window's, the detail prefixed with the window's concurrency.
+    validity: Validity | None = None
 
     def sorted_runs(self) -> tuple[RollupRun, ...]:
         return tuple(sorted(self.runs, key=lambda r: r.concurrency or 0))

@@ -9,6 +9,9 @@ subset is optional, so a rollup from an older or newer srt-bench still shows.
 Energy (written by `srt-bench energy`): each run's `energy` (`RunEnergyView`) and the file's
 `power` verdict (`PowerSummaryView`). They are decoded in a second pass with their own structs,
 so `RollupRunView` keeps exactly the real run's field types.
+
+Validity (written by `srt-bench validity`): each run's `validity` and `client_load`
+(`ValidityView`, `ClientLoadView`) and the file's `validity`, decoded in the same second pass.
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ import msgspec
 from srt_telemetry.errors import DashboardError
 
 __all__ = [
+    "ClientLoadView",
     "PowerSummaryView",
     "RollupRunView",
     "RollupView",
     "RunEnergyView",
+    "ValidityReasonView",
+    "ValidityView",
     "decode_rollup_view",
 ]
 
@@ -72,6 +78,27 @@ class ProfilesView(msgspec.Struct, frozen=True, kw_only=True):
     missing: tuple[str, ...] = ()
 
 
+class ValidityReasonView(msgspec.Struct, frozen=True, kw_only=True):
+    code: str = ""
+    detail: str = ""
+
+
+class ValidityView(msgspec.Struct, frozen=True, kw_only=True):
+    """A window's or the run's verdict (`valid` / `invalid`), its reasons, the unchecked."""
+
+    verdict: str = ""
+    reasons: tuple[ValidityReasonView, ...] = ()
+    not_checked: tuple[ValidityReasonView, ...] = ()
+
+
+class ClientLoadView(msgspec.Struct, frozen=True, kw_only=True):
+    """The benchmark client's own load during the window (lag in ms, CPU share of a core)."""
+
+    loop_lag_p99_ms: float | None = None
+    loop_lag_max_ms: float | None = None
+    cpu_share: float | None = None
+
+
 class RollupView(msgspec.Struct, frozen=True, kw_only=True):
     benchmark_type: str = ""
     runs: tuple[RollupRunView, ...] = ()
@@ -79,6 +106,10 @@ class RollupView(msgspec.Struct, frozen=True, kw_only=True):
     energy: dict[int, RunEnergyView] = {}
     power: PowerSummaryView | None = None
     profiles: ProfilesView | None = None
+    #: The run's verdict, and concurrency -> each window's verdict and client load.
+    validity: ValidityView | None = None
+    window_validity: dict[int, ValidityView] = {}
+    client_load: dict[int, ClientLoadView] = {}
 
 
 class _Doc(msgspec.Struct, frozen=True, kw_only=True):
@@ -89,12 +120,15 @@ class _Doc(msgspec.Struct, frozen=True, kw_only=True):
 class _EnergyRun(msgspec.Struct, frozen=True, kw_only=True):
     concurrency: int | None = None
     energy: RunEnergyView | None = None
+    validity: ValidityView | None = None
+    client_load: ClientLoadView | None = None
 
 
 class _EnergyDoc(msgspec.Struct, frozen=True, kw_only=True):
     runs: tuple[_EnergyRun, ...] = ()
     power: PowerSummaryView | None = None
     profiles: ProfilesView | None = None
+    validity: ValidityView | None = None
 
 
 def decode_rollup_view(data: bytes, *, source: str) -> RollupView:
@@ -112,10 +146,15 @@ def decode_rollup_view(data: bytes, *, source: str) -> RollupView:
         for r in extra.runs
         if r.concurrency is not None and r.energy is not None
     }
+    judged = {r.concurrency: r.validity for r in extra.runs if r.concurrency is not None}
+    loads = {r.concurrency: r.client_load for r in extra.runs if r.concurrency is not None}
     return RollupView(
         benchmark_type=doc.benchmark_type,
         runs=runs,
         energy=dict(sorted(energy.items())),
         power=extra.power,
         profiles=extra.profiles,
+        validity=extra.validity,
+        window_validity={c: v for c, v in sorted(judged.items()) if v is not None},
+        client_load={c: v for c, v in sorted(loads.items()) if v is not None},
     )

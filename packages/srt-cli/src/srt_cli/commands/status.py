@@ -24,7 +24,7 @@ Examples:
 @output_option
 @json_option(
     'One JSON object: {"job_id", "kind", "job_dir", "stage", "status", "ended", "workers", '
-    '"benchmark", "results", "slurm", "supervisor", "errors", ...}.'
+    '"benchmark", "results", "validity", "slurm", "supervisor", "errors", ...}.'
 )
 @click.pass_obj
 def command(edge: Edge, *, job: str, output: str | None, as_json: bool) -> None:
@@ -83,10 +83,16 @@ def _stage_line(summary: Mapping[str, Any]) -> str:
     return text
 
 
+def _verdict(verdict: str | None, codes: Sequence[str]) -> str:
+    if verdict is None:
+        return "-"
+    return f"{verdict}: {', '.join(codes)}" if codes else verdict
+
+
 def render_results(results: Sequence[Mapping[str, Any]]) -> str:
     from srt_cli.tables import render_table
 
-    header = ("concurrency", "req/s", "output tok/s", "TTFT p50 ms", "ITL p50 ms")
+    header = ("concurrency", "req/s", "output tok/s", "TTFT p50 ms", "ITL p50 ms", "verdict")
     rows = [
         [
             _number(r["concurrency"]),
@@ -94,6 +100,7 @@ def render_results(results: Sequence[Mapping[str, Any]]) -> str:
             _number(r["output_tok_s"]),
             _number(r["ttft_p50_ms"]),
             _number(r["itl_p50_ms"]),
+            _verdict(r.get("verdict"), r.get("reasons") or []),
         ]
         for r in results
     ]
@@ -125,6 +132,10 @@ def render_summary(summary: Mapping[str, Any]) -> str:
     if summary["results"]:
         lines.append("  results:")
         lines.append(render_results(summary["results"]))
+    validity = summary.get("validity")
+    if validity is not None:
+        lines.append(f"  validity:   run {validity['verdict']}")
+        lines.extend(f"    {r['code']}: {r['detail']}" for r in validity["reasons"])
     for key in ("rollup", "dashboard"):
         if summary[key] is not None:
             lines.append(f"  {key + ':':<11} {summary[key]}")

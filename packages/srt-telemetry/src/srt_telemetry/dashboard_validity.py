@@ -1,0 +1,46 @@
+"""The dashboard's validity parts: the run's verdict line and each concurrency's verdict cell,
+from the rollup's `validity` (written by `srt-bench validity`; codes and bounds in
+docs/telemetry-and-bench.md#validity). Pure; escaped HTML."""
+
+from __future__ import annotations
+
+from html import escape
+
+from srt_telemetry.rollup_view import ValidityView
+
+__all__ = ["validity_cell", "validity_line"]
+
+
+def validity_cell(v: ValidityView | None) -> str:
+    """`valid`, `invalid: code, code` (the details in the cell's title), or `–` (not judged)."""
+    if v is None or not v.verdict:
+        return "<td>–</td>"
+    if v.verdict == "valid":
+        return '<td class="ok">valid</td>'
+    codes = ", ".join(dict.fromkeys(r.code for r in v.reasons))
+    title = "; ".join(r.detail for r in v.reasons)
+    return f'<td class="warn" title="{escape(title)}">invalid: {escape(codes)}</td>'
+
+
+def validity_line(v: ValidityView | None) -> str:
+    """The run's verdict in one line, its reasons and the checks that could not run."""
+    if v is None or not v.verdict:
+        return '<p id="validity">validity: not judged (no verdict in the rollup)</p>'
+    if v.verdict == "valid":
+        head = '<p id="validity" class="verdict ok">Run valid: no validity reason</p>'
+    else:
+        head = (
+            '<p id="validity" class="verdict warn">Run invalid: '
+            f"{len(v.reasons)} reason(s); do not quote these numbers as they are</p>"
+        )
+    items = "".join(
+        f'<li class="warn"><code>{escape(r.code)}</code> {escape(r.detail)}</li>' for r in v.reasons
+    )
+    unchecked = "".join(
+        f"<li><code>{escape(r.code)}</code> {escape(r.detail)}</li>" for r in v.not_checked
+    )
+    return (
+        head
+        + (f"<ul>{items}</ul>" if items else "")
+        + (f"<p>not checked:</p><ul>{unchecked}</ul>" if unchecked else "")
+    )
