@@ -43,7 +43,6 @@ from srt_schema.validity import (
     MAX_FAILURE_RATE,
     MAX_LOOP_LAG_P99_MS,
     MIN_WINDOW_E2E_LATENCIES,
-    MIN_WINDOW_SECONDS,
     NO_OUTPUT_TOKENS,
     POWER_INVALID,
     REQUEST_FAILURE_RATE,
@@ -155,10 +154,10 @@ def _length(v: _Verdicts, result: Mapping[str, Any] | None) -> None:
     if duration is None:
         v.unchecked(WINDOW_TOO_SHORT, "no window duration (no result JSON)")
         return
-    if duration < MIN_WINDOW_SECONDS:
-        v.bad(WINDOW_TOO_SHORT, f"window {duration:.2f} s < {MIN_WINDOW_SECONDS:g} s")
     e2el = _num(result.get("median_e2el_ms")) if result is not None else None
-    if e2el is not None and duration * 1000.0 < MIN_WINDOW_E2E_LATENCIES * e2el:
+    if e2el is None:
+        v.unchecked(WINDOW_TOO_SHORT, "no median E2E latency (no completed request)")
+    elif duration * 1000.0 < MIN_WINDOW_E2E_LATENCIES * e2el:
         v.bad(
             WINDOW_TOO_SHORT,
             f"window {duration:.2f} s < {MIN_WINDOW_E2E_LATENCIES:g} x the median E2E latency "
