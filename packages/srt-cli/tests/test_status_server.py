@@ -195,6 +195,8 @@ def test_list_pagination_filters_and_limits(client: httpx.Client) -> None:
         "exit_code",
         "logs_url",
         "created_at",
+        "verdict",
+        "diagnosis",
     }
     failed = client.get("/api/jobs", params={"status": "failed"}).json()
     assert ([j["job_id"] for j in failed["jobs"]], failed["total"]) == (["3"], 1)
@@ -315,7 +317,8 @@ def test_unknown_routes_and_methods(client: httpx.Client) -> None:
         (
             {"status": "workers", "updated_at": T1, "colour": "red"},
             "Object contains unknown field `colour`; allowed: status, updated_at, stage, message, "
-            "started_at, completed_at, exit_code, logs_url, metadata, artifacts, benchmark_results",
+            "started_at, completed_at, exit_code, logs_url, metadata, report, artifacts, "
+            "benchmark_results",
         ),
         (
             {"status": "workers", "updated_at": "yesterday"},
@@ -614,7 +617,7 @@ def test_database_is_reopened_with_its_jobs(tmp_path: Path) -> None:
         assert doc["status"] == "workers"
     with sqlite3.connect(config.db_path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("PRAGMA user_version").fetchone() == (1,)
+        assert db.execute("PRAGMA user_version").fetchone() == (2,)
 
 
 def test_unusable_database_or_host(tmp_path: Path) -> None:
@@ -634,7 +637,7 @@ def test_unusable_database_or_host(tmp_path: Path) -> None:
         (junk, "not a usable status database: file is not a database; pass --db with another path"),
         (
             newer,
-            "not a usable status database: schema version 7, this srtctl knows version 1; "
+            "not a usable status database: schema version 7, this srtctl knows version 2; "
             "pass --db with another path",
         ),
     ):

@@ -10,6 +10,10 @@ process wrote, then the latest lines that read like errors (:data:`_DECISIVE`), 
 when little stood out, the latest lines, up to six in all.
 Skipped stretches are marked; terminal escapes and control characters are removed. The full log
 is named by its path.
+
+The same facts are written as data to ``logs/diagnosis.json`` (:class:`DiagnosisRecord`,
+:func:`write_diagnosis_record`) before post-processing, so the failed job's final status event
+and its uploaded logs carry them (docs/telemetry-and-bench.md#status-api).
 """
 
 from __future__ import annotations
@@ -20,15 +24,24 @@ from typing import Final
 
 import msgspec
 
+from srt_runtime.files import write_atomic
+
 __all__ = [
+    "DIAGNOSIS_FILE",
     "LINE_CHARS",
     "MAX_LINES",
     "MAX_LOG_LINES",
     "TAIL_LINES",
+    "DiagnosisRecord",
     "Failure",
+    "build_diagnosis_record",
     "read_tail",
     "render_diagnosis",
+    "write_diagnosis_record",
 ]
+
+#: The diagnosis as data, in the log folder (written only for a failed run).
+DIAGNOSIS_FILE: Final = "diagnosis.json"
 
 _TAIL_BYTES = 64 * 1024
 #: How many lines of a log's end the runtime reads to pick the decisive ones from.
@@ -76,6 +89,25 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True):
     seen_at: float | None = None
     #: Clock.monotonic() when the supervisor decided to abort.
     detected_at: float
+
+
+class DiagnosisRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """``logs/diagnosis.json`` and the ``diagnosis`` of the final status event: the header of
+    :func:`render_diagnosis` as fields, and its log lines (``| text``, or ``... N lines not
+    shown``) as they are printed."""
+
+    what: str
+    reason: str
+    node: str | None = None
+    exit_code: int | None = None
+    log_line: str | None = None
+    #: The failed process's log as the job saw it (an absolute path on the node).
+    log_path: str | None = None
+    #: The same log relative to the log folder (what S3 and the collector's uploads name it),
+    #: when it is inside it.
+    log_file: str | None = None
+    #: The decisive lines of the log's tail, at most MAX_LOG_LINES plus the skip markers.
+    log_excerpt: tuple[str, ...] = ()
 
 
 def read_tail(path: Path, lines: int) -> list[str]:
@@ -193,3 +225,36 @@ def render_diagnosis(failure: Failure, tail: list[str]) -> str:
     out.extend(_log_block(tail, failure.log_line))
     out.append("=" * 72)
     return "\n".join(out)
+
+
+def _relative(log_path: str | None, log_dir: Path) -> str | None:
+    if log_path is None:
+        return None
+    try:
+        return Path(log_path).relative_to(log_dir).as_posix()
+    except ValueError:
+        return None
+
+
+def build_diagnosis_record(failure: Failure, tail: list[str], log_dir: Path) -> DiagnosisRecord:
+    """The diagnosis of ``failure`` as data (pure): the cleaned header fields and the same log
+    lines :func:`render_diagnosis` shows."""
+    excerpt = tuple(line.removeprefix("    ") for line in _log_block(tail, failure.log_line)[1:])
+    return DiagnosisRecord(
+        what=_clean(failure.what),
+        reason=_clean(failure.reason),
+        node=None if failure.node is None else _clean(failure.node),
+        exit_code=failure.exit_code,
+        log_line=None if failure.log_line is None else _clean(failure.log_line),
+        log_path=failure.log_path,
+        log_file=_relative(failure.log_path, log_dir),
+        log_excerpt=excerpt,
+    )
+
+
+def write_diagnosis_record(log_dir: Path, failure: Failure, tail: list[str]) -> Path:
+    """Write ``<log_dir>/diagnosis.json`` (atomically) and return its path."""
+    path = log_dir / DIAGNOSIS_FILE
+    record = build_diagnosis_record(failure, tail, log_dir)
+    write_atomic(path, msgspec.json.format(msgspec.json.encode(record)) + b"\n")
+    return path

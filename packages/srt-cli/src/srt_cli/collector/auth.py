@@ -1,11 +1,12 @@
 """Who may do what (pure): bearer tokens per request, and whether a configuration may start.
 
 docs/telemetry-and-bench.md#status-api. With a write token every route but ``/api/health`` and the
-UI page needs ``Authorization: Bearer <token>``: the write token for anything, the read token (if
-one is set) for GET and HEAD only; a missing or unknown token is 401 with ``WWW-Authenticate:
-Bearer``, the read token on a write route is 403. Tokens are compared in constant time. Without a
-write token nothing is checked, which is allowed only on a loopback address or with
-``--allow-unauthenticated``; a read token without a write token is refused at start-up.
+UI page (``/``, ``/jobs/{id}``) needs ``Authorization: Bearer <token>``: the write token for
+anything, the read token (if one is set) for GET and HEAD only; a missing or unknown token is
+401 with ``WWW-Authenticate: Bearer``, the read token on a write route is 403. Tokens are
+compared in constant time. Without a write token nothing is checked, which is allowed only on a
+loopback address or with ``--allow-unauthenticated``; a read token without a write token is
+refused at start-up.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ __all__ = [
 ]
 
 READ_METHODS: Final = ("GET", "HEAD")
-#: Paths anyone may GET or HEAD: the health probe and the (static) UI page.
+#: Paths anyone may GET or HEAD: the health probe and the (static) UI page, which is also served
+#: at ``/jobs/<id>`` (it holds no data: its script reads the API with the reader's token).
 PUBLIC_PATHS: Final = ("/", "/api/health")
+_PAGE_PREFIX: Final = "/jobs/"
 _CHALLENGE: Final = {"WWW-Authenticate": "Bearer"}
 
 
@@ -47,7 +50,8 @@ def needs_auth(method: str, path: str) -> bool:
     """False only for a read of a public path (and CORS preflights, which carry no token)."""
     if method == "OPTIONS":
         return False
-    return not (method in READ_METHODS and path in PUBLIC_PATHS)
+    page = path.startswith(_PAGE_PREFIX) and "/" not in path[len(_PAGE_PREFIX) :]
+    return not (method in READ_METHODS and (path in PUBLIC_PATHS or page))
 
 
 def _bearer(header: str | None) -> str | None:

@@ -8,9 +8,9 @@ parameters are refused, not ignored: a typo must not be silently dropped.
 
 The job bodies are the runtime's own msgspec structs (srt_runtime.reporting.status): a create is
 decoded as :class:`CreateRequest` (``JobCreate``, refusing unknown fields), an update as
-:class:`UpdateRequest` (``JobUpdate`` plus the collector-only ``artifacts`` and
-``benchmark_results``). Only what a type cannot say is checked here by hand: the job id's
-alphabet, times with a time zone, and ``exit_code`` within SQLite's 64-bit integers.
+:class:`UpdateRequest` (``JobUpdate``, with its typed ``report``, plus the collector-only
+``artifacts`` and ``benchmark_results``). Only what a type cannot say is checked here by hand:
+the job id's alphabet, times with a time zone, and ``exit_code`` within SQLite's 64-bit integers.
 
 Hostile input is refused here, never left to crash a layer below: a body must be strict UTF-8
 JSON, at most :data:`MAX_DEPTH` containers deep (SQLite and the merge of ``metadata`` recurse),
@@ -61,6 +61,7 @@ __all__ = [
     "parse_job_id",
     "parse_list_query",
     "parse_log_query",
+    "parse_log_read_query",
     "parse_update",
     "shown",
 ]
@@ -88,6 +89,7 @@ QUERY_PARAMS: Final = {
     "job_events": ("after", "limit"),
     "feed": ("after", "limit", "job_id"),
     "logs": ("file", "offset", "final", "cluster"),
+    "log_read": ("file",),
     "captures": ("file", "offset", "total", "cluster"),
 }
 
@@ -410,6 +412,11 @@ def parse_log_query(query: str) -> LogChunk:
         final=final == "1",
         cluster=_optional(params, "cluster"),
     )
+
+
+def parse_log_read_query(query: str) -> str:
+    """``GET /api/jobs/{id}/logs?file=<rel>``: the file's relative path."""
+    return _relative(_params(query, QUERY_PARAMS["log_read"]).get("file"))
 
 
 def parse_capture_query(query: str) -> CaptureChunk:

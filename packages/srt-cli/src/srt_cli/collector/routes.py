@@ -11,7 +11,10 @@ a body without one is taken as the route's type.
 ==========  ===============================  =================================================
 method      path                             answer
 ==========  ===============================  =================================================
-GET         /                                the UI page (HTML)
+GET         /                                the UI page (HTML): the job list
+GET         /jobs/{id}                       the UI page (HTML): one job
+GET         /ui/jobs                         the job list as an HTML fragment (list query)
+GET         /ui/jobs/{id}                    one job's page as an HTML fragment
 GET         /api/health                      ``{"status": "ok"}``
 POST        /api/jobs                        201 ``{job_id, status}`` (the submit record)
 GET         /api/jobs                        ``{jobs, total, page, per_page}``, newest first
@@ -20,6 +23,7 @@ PUT         /api/jobs/{id}                   ``{job_id, status}`` (one lifecycle
 DELETE      /api/jobs/{id}                   ``{deleted: true, job_id}``
 GET         /api/jobs/{id}/events            ``{job_id, events, next_cursor}``
 POST        /api/jobs/{id}/logs              ``{job_id, stored}`` (one log chunk)
+GET         /api/jobs/{id}/logs?file=        a streamed log (its last 2 MiB), text
 POST        /api/jobs/{id}/captures          ``{job_id, next_offset, complete}``
 GET         /api/events                      ``{events, next_cursor}`` (every job)
 ==========  ===============================  =================================================
@@ -40,11 +44,13 @@ from srt_cli.collector.protocol import (
     parse_job_id,
     parse_list_query,
     parse_log_query,
+    parse_log_read_query,
     parse_update,
     shown,
 )
 from srt_cli.collector.store import StatusStore
 from srt_cli.collector.ui import INDEX_HTML
+from srt_cli.collector.ui_render import render_job, render_job_list
 from srt_cli.collector.uploads import UploadStore
 
 __all__ = [
@@ -95,8 +101,37 @@ def error_response(error: ApiError) -> Response:
 Handler = Callable[[App, Request, str], Response]
 
 
+_HTML = "text/html; charset=utf-8"
+#: The most of a streamed log one GET answers (its end).
+LOG_READ_LIMIT = 2 * 1024 * 1024
+
+
 def _index(app: App, request: Request, job_id: str) -> Response:
-    return Response(status=200, body=INDEX_HTML.encode(), content_type="text/html; charset=utf-8")
+    return Response(status=200, body=INDEX_HTML.encode(), content_type=_HTML)
+
+
+def _ui_list(app: App, request: Request, job_id: str) -> Response:
+    query = parse_list_query(request.query)
+    jobs, total = app.store.jobs(query)
+    return Response(status=200, body=render_job_list(jobs, total).encode(), content_type=_HTML)
+
+
+def _ui_job(app: App, request: Request, job_id: str) -> Response:
+    record = app.store.job(job_id)
+    if record is None:
+        raise _missing(job_id)
+    page = render_job({**record, **_uploads(app, job_id)})
+    return Response(status=200, body=page.encode(), content_type=_HTML)
+
+
+def _read_log(app: App, request: Request, job_id: str) -> Response:
+    file = parse_log_read_query(request.query)
+    data = app.uploads.read_tail(job_id, "logs", file, LOG_READ_LIMIT)
+    if data is None:
+        if not app.store.exists(job_id) and not app.store.uploads(job_id):
+            raise _missing(job_id)
+        raise ApiError(404, f"job {job_id} streamed no log {shown(file)} to this collector")
+    return Response(status=200, body=data, content_type="text/plain; charset=utf-8")
 
 
 def _health(app: App, request: Request, job_id: str) -> Response:
@@ -227,11 +262,14 @@ def _check_media(route: Handler, request: Request) -> None:
 #: path template -> {method: handler}; ``{id}`` is a job id.
 _ROUTES: tuple[tuple[tuple[str, ...], dict[str, Handler]], ...] = (
     ((), {"GET": _index}),
+    (("jobs", "{id}"), {"GET": _index}),
+    (("ui", "jobs"), {"GET": _ui_list}),
+    (("ui", "jobs", "{id}"), {"GET": _ui_job}),
     (("api", "health"), {"GET": _health}),
     (("api", "jobs"), {"GET": _list, "POST": _create}),
     (("api", "jobs", "{id}"), {"GET": _get, "PUT": _put, "DELETE": _delete}),
     (("api", "jobs", "{id}", "events"), {"GET": _job_events}),
-    (("api", "jobs", "{id}", "logs"), {"POST": _logs}),
+    (("api", "jobs", "{id}", "logs"), {"GET": _read_log, "POST": _logs}),
     (("api", "jobs", "{id}", "captures"), {"POST": _captures}),
     (("api", "events"), {"GET": _feed}),
 )

@@ -10,8 +10,9 @@ Rules (docs/telemetry-and-bench.md#status-api): a PUT for an unknown job creates
 status, it only fills identity (the earlier ``submitted_at`` wins, empty fields are filled,
 metadata is merged without overwriting); an event is appended only when ``(status, stage,
 message)`` differs from the job's last event; ``metadata`` and ``artifacts`` are merged (the
-update wins), ``benchmark_results`` is replaced. Jobs are listed newest first, by when the
-collector first heard of them.
+update wins), ``benchmark_results`` and ``report`` (the final event's job report) are replaced.
+Jobs are listed newest first, by when the collector first heard of them; a list entry also
+carries the report's ``verdict`` and the failed process (``diagnosis``).
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+import msgspec
+
 from srt_cli.collector.errors import CollectorStartError
 from srt_cli.collector.protocol import CreateRequest, ListQuery, UpdateRequest
 from srt_schema.timestamps import iso_millis_z
 
 __all__ = ["SCHEMA_VERSION", "StatusStore", "stamp"]
 
-SCHEMA_VERSION: Final = 1
+#: 2 added ``jobs.report`` (the final event's job report); a version-1 file is upgraded in place.
+SCHEMA_VERSION: Final = 2
 _SQLITE_MAX: Final = 2**63 - 1
 
 _SCHEMA = """
@@ -54,7 +58,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     metadata TEXT NOT NULL DEFAULT '{}',
     artifacts TEXT NOT NULL DEFAULT '{}',
     benchmark_results TEXT,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    report TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, seq);
 CREATE INDEX IF NOT EXISTS jobs_by_cluster ON jobs (cluster, seq);
@@ -93,8 +98,8 @@ _SUMMARY = (
     "logs_url",
     "created_at",
 )
-_DETAIL = (*_SUMMARY, "recipe", "metadata", "artifacts", "benchmark_results")
-_JSON_COLUMNS = ("metadata", "artifacts", "benchmark_results")
+_DETAIL = (*_SUMMARY, "recipe", "metadata", "artifacts", "benchmark_results", "report")
+_JSON_COLUMNS = ("metadata", "artifacts", "benchmark_results", "report")
 _EVENT = ("id", "job_id", "status", "stage", "message", "created_at")
 
 
@@ -159,11 +164,12 @@ class StatusStore:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, SCHEMA_VERSION):
+        if version not in (0, 1, SCHEMA_VERSION):
             raise sqlite3.DatabaseError(
                 f"schema version {version}, this srtctl knows version {SCHEMA_VERSION}"
             )
-        db.executescript(f"BEGIN;{_SCHEMA}PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
+        upgrade = "ALTER TABLE jobs ADD COLUMN report TEXT;" if version == 1 else ""
+        db.executescript(f"BEGIN;{_SCHEMA}{upgrade}PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
 
     def close(self) -> None:
         with self._lock:
@@ -244,6 +250,7 @@ class StatusStore:
             artifacts = _merge(artifacts, request.artifacts or {}, extra_wins=True)
             cluster = (request.metadata or {}).get("cluster")
             results = request.benchmark_results
+            report = None if request.report is None else msgspec.json.encode(request.report)
             db.execute(
                 "UPDATE jobs SET status = ?, stage = COALESCE(?, stage), "
                 "message = COALESCE(?, message), started_at = COALESCE(?, started_at), "
@@ -251,7 +258,8 @@ class StatusStore:
                 "exit_code = COALESCE(?, exit_code), logs_url = COALESCE(?, logs_url), "
                 "job_name = COALESCE(job_name, ?), cluster = COALESCE(cluster, ?), "
                 "metadata = ?, artifacts = ?, "
-                "benchmark_results = COALESCE(?, benchmark_results) WHERE job_id = ?",
+                "benchmark_results = COALESCE(?, benchmark_results), "
+                "report = COALESCE(?, report) WHERE job_id = ?",
                 (
                     request.status,
                     request.stage,
@@ -266,6 +274,7 @@ class StatusStore:
                     json.dumps(metadata),
                     json.dumps(artifacts),
                     None if results is None else json.dumps(results),
+                    None if report is None else report.decode(),
                     job_id,
                 ),
             )
@@ -362,7 +371,7 @@ class StatusStore:
                 f"SELECT * FROM jobs{clause} ORDER BY seq DESC LIMIT ? OFFSET ?",
                 [*args, query.per_page, offset],
             ).fetchall()
-        return [_record(row, _SUMMARY) for row in rows], int(total)
+        return [_summary(row) for row in rows], int(total)
 
     def exists(self, job_id: str) -> bool:
         with self._read() as db:
@@ -379,6 +388,16 @@ class StatusStore:
         with self._read() as db:
             rows = db.execute(f"{sql} ORDER BY id LIMIT ?", [*args, limit]).fetchall()
         return [_record(row, _EVENT) for row in rows]
+
+
+def _summary(row: sqlite3.Row) -> dict[str, Any]:
+    """A list entry: the summary columns and the run's verdict (null without one)."""
+    record = _record(row, _SUMMARY)
+    report = json.loads(row["report"]) if row["report"] else {}
+    validity = (report.get("results") or {}).get("validity") or {}
+    record["verdict"] = validity.get("verdict")
+    record["diagnosis"] = (report.get("diagnosis") or {}).get("what")
+    return record
 
 
 def _record(row: sqlite3.Row, columns: tuple[str, ...]) -> dict[str, Any]:

@@ -90,6 +90,17 @@ class UploadStore:
                     "collector's disk; use a shorter name",
                 ) from exc
 
+    def read_tail(self, job_id: str, kind: UploadKind, file: str, limit: int) -> bytes | None:
+        """The last ``limit`` bytes stored for ``file`` (None when nothing arrived)."""
+        target = self.path(job_id, kind, file)
+        try:
+            with target.open("rb") as handle:
+                size = handle.seek(0, 2)
+                handle.seek(max(0, size - limit))
+                return handle.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
     def size(self, job_id: str, kind: UploadKind, file: str) -> int:
         """Bytes stored for ``file`` (0 when nothing arrived)."""
         target = self.path(job_id, kind, file)

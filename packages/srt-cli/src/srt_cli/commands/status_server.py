@@ -110,10 +110,11 @@ def command(
 ) -> None:
     """Run a status collector that `reporting.status.endpoint` can point at.
 
-    Jobs send their submit record (POST /api/jobs), their lifecycle events (PUT /api/jobs/ID)
-    and, with `reporting.status.logging-stream-interval`, their logs. Everything is kept in the
-    SQLite file --db (uploaded bytes in PATH-uploads/). GET / is a job table for a browser;
-    GET /api/jobs, /api/jobs/ID and /api/events are the JSON API.
+    Jobs send their submit record (POST /api/jobs), their lifecycle events (PUT /api/jobs/ID;
+    the last one carries the job report: results, verdicts, diagnosis, files in S3) and, with
+    `reporting.status.logging-stream-interval`, their logs. Everything is kept in the SQLite
+    file --db (uploaded bytes in PATH-uploads/). In a browser: / lists the jobs, /jobs/ID shows
+    one; GET /api/jobs, /api/jobs/ID and /api/events are the JSON API.
 
     With $SRTCTL_STATUS_TOKEN set every request but / and /api/health needs
     `Authorization: Bearer <token>`; a read token ($SRTCTL_STATUS_READ_TOKEN) may only read.

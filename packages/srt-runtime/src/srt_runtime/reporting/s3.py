@@ -97,6 +97,9 @@ class UploadResult(msgspec.Struct, frozen=True, kw_only=True):
     bundle: str | None = None
     #: What failed and why (None on success).
     error: str | None = None
+    #: Every file the destination holds after a successful upload (uploaded or unchanged, the
+    #: bundle included), relative to ``url``, sorted; the status report links them.
+    files: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -258,7 +261,7 @@ def upload_results(
     if error is not None:
         return _fail(_describe(error))
     assert result is not None
-    uploaded, unchanged, bundle = result
+    uploaded, unchanged, bundle, files = result
     step(
         logging.INFO,
         f"uploaded {uploaded} object(s) to {target.url} ({unchanged} unchanged) in "
@@ -266,7 +269,12 @@ def upload_results(
     )
     _write_status(log_dir, {**status, "exit_code": 0, "objects": uploaded + unchanged})
     return UploadResult(
-        url=target.url, exit_code=0, uploaded=uploaded, unchanged=unchanged, bundle=bundle
+        url=target.url,
+        exit_code=0,
+        uploaded=uploaded,
+        unchanged=unchanged,
+        bundle=bundle,
+        files=files,
     )
 
 
@@ -284,7 +292,7 @@ def _upload(
     read_timeout: float,
     zstd: str | None,
     client_factory: Callable[..., Any] | None,
-) -> tuple[int, int, str | None]:
+) -> tuple[int, int, str | None, tuple[str, ...]]:
     members = find_archive_members(log_dir, archive)
     bundle = write_bundle(log_dir, members, scratch, zstd=zstd)
     if bundle is not None:
@@ -323,4 +331,6 @@ def _upload(
     if bundle is not None:
         client.upload_file(str(bundle), target.bucket, target.key_prefix + bundle.name)
         uploaded += 1
-    return uploaded, unchanged, (bundle.name if bundle is not None else None)
+    name = bundle.name if bundle is not None else None
+    shipped = tuple(sorted((*files, name) if name is not None else files))
+    return uploaded, unchanged, name, shipped

@@ -7,7 +7,8 @@
                                     local=FileStatusSink(...), wall=clock.wall, log=logger.log)
     # run_job(plan, launcher, session.sink, ...): every lifecycle event, local + remote; after
     # cleanup, rollup and the lockfile, and BEFORE its final "cleanup" event:
-    outcome = session.finish(exit_code=code)   # S3, "Artifacts uploaded", AI, stop streaming
+    outcome = session.finish(exit_code=code)   # S3, "Artifacts uploaded", AI, stop streaming,
+                                               # the job report for the final event
     # ... then the final event (it carries logs_url), then:
     session.close()                            # bounded wait for the queued status events
 
@@ -30,6 +31,8 @@ import msgspec
 
 from srt_runtime.reporting._common import LogFn, null_log
 from srt_runtime.reporting.ai_analysis import ANALYSIS_TIMEOUT, AnalysisResult, run_ai_analysis
+from srt_runtime.reporting.job_report import JobReport
+from srt_runtime.reporting.job_report_read import read_job_report
 from srt_runtime.reporting.s3 import UPLOAD_TIMEOUT, UploadResult, stage_job_files, upload_results
 from srt_runtime.reporting.status import DeliverySummary, StatusReporter
 from srt_runtime.reporting.status_sink import RemoteStatusSink
@@ -57,6 +60,8 @@ class FinishOutcome(msgspec.Struct, frozen=True, kw_only=True):
     analysis: AnalysisResult | None = None
     #: Whether the final log flush completed (None: streaming is off).
     streamed: bool | None = None
+    #: What the final status event carries (None: no status endpoint, or nothing to report).
+    report: JobReport | None = None
 
 
 class ReportingSession:
@@ -174,7 +179,13 @@ class ReportingSession:
                 timeout=ai_timeout,
             )
         streamed = self.streamer.stop(stream_stop) if self.streamer is not None else None
-        return FinishOutcome(upload=upload, analysis=analysis, streamed=streamed)
+        report = None
+        if self.reporter.enabled:
+            report = read_job_report(
+                self.job_dir, exit_code=exit_code, s3=s3, upload=upload, log=self._log
+            )
+            self.sink.report = report
+        return FinishOutcome(upload=upload, analysis=analysis, streamed=streamed, report=report)
 
     def close(self, timeout: float = 5.0) -> DeliverySummary:
         """After the final event: wait at most ``timeout`` s for queued status events."""

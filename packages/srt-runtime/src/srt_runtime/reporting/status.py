@@ -7,6 +7,11 @@ the job. Every event goes to every endpoint (``PUT {endpoint}/api/jobs/{job_id}`
 of failure is logged once per endpoint, with its cause; :meth:`close` waits a bounded time and
 returns what was delivered.
 
+The final event carries the job's :class:`~srt_runtime.reporting.job_report.JobReport`
+(``report``: results, verdicts, diagnosis, uploaded files). A collector that refuses the event
+with 422 (one older than ``report``) is sent it again without the report, so it still learns how
+the job ended; that is logged once per endpoint.
+
 The submit-side record (``POST {endpoint}/api/jobs``, 201 = created) is :func:`send_job_create`.
 """
 
@@ -35,6 +40,7 @@ from srt_runtime.reporting._common import (
     usable_endpoints,
 )
 from srt_runtime.reporting.errors import ReportingConfigError
+from srt_runtime.reporting.job_report import JobReport
 from srt_schema.recipe import ReportingStatusConfig
 
 __all__ = [
@@ -75,6 +81,9 @@ class JobUpdate(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     exit_code: int | None = None
     logs_url: str | None = None
     metadata: dict[str, Any] | None = None
+    #: Only on the final event (``completed`` / ``failed``): what the job produced and, when it
+    #: failed, why (docs/telemetry-and-bench.md#status-api, "The job report").
+    report: JobReport | None = None
 
 
 class JobCreate(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -105,6 +114,10 @@ def _with_cluster(update: JobUpdate, cluster: str | None) -> JobUpdate:
     metadata = dict(update.metadata or {})
     metadata["cluster"] = cluster
     return msgspec.structs.replace(update, metadata=metadata)
+
+
+def _without_report(update: JobUpdate) -> JobUpdate:
+    return msgspec.structs.replace(update, report=None)
 
 
 def _describe(exc: BaseException) -> str:
@@ -254,13 +267,22 @@ class StatusReporter:
             body = msgspec.json.encode(update)
             for endpoint in self.endpoints:
                 ok = self._put(endpoint, body)
+                if ok is None and update.report is not None:
+                    self._once(
+                        f"report {endpoint}",
+                        logging.WARNING,
+                        f"status collector {endpoint} refused the job report (HTTP 422: a "
+                        "collector older than the report?); the final status is sent without it",
+                    )
+                    ok = self._put(endpoint, msgspec.json.encode(_without_report(update)))
                 with self._lock:
                     if ok:
                         self._delivered[endpoint] += 1
                     else:
                         self._lost[endpoint] += 1
 
-    def _put(self, endpoint: str, body: bytes) -> bool:
+    def _put(self, endpoint: str, body: bytes) -> bool | None:
+        """Delivered (True), lost (False), or refused as invalid (None: HTTP 422)."""
         url = f"{endpoint}/api/jobs/{self.job_id}"
         headers = {"Content-Type": "application/json", **bearer_headers(self._token)}
         last: Exception | None = None
@@ -270,7 +292,8 @@ class StatusReporter:
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 last = exc
                 continue
-            return self._judge(endpoint, response)
+            judged = self._judge(endpoint, response)
+            return None if response.status_code == 422 else judged
         assert last is not None
         self._once(
             f"network {endpoint}",

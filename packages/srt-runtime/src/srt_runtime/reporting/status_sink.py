@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from srt_planner.plan import JobPlan
+from srt_runtime.reporting.job_report import JobReport
 from srt_runtime.reporting.status import JobStage, JobStatus, JobUpdate, StatusReporter
 from srt_runtime.status import Stage, StatusSink, StatusValue
 from srt_schema.timestamps import iso_seconds_z
@@ -83,11 +84,13 @@ def build_job_update(
     logs_url: str | None = None,
     started_metadata: Mapping[str, Any] | None = None,
     current: JobStatus | None = None,
+    report: JobReport | None = None,
 ) -> JobUpdate:
     """The API update for one supervisor event (pure).
 
     The final event (``cleanup`` with ``completed``/``failed``) carries ``completed_at``,
-    ``exit_code`` and, when the upload succeeded, ``logs_url``; the first carries ``started_at``
+    ``exit_code``, the job's ``report`` (when post-processing built one) and, when the upload
+    succeeded, ``logs_url``; the first carries ``started_at``
     and the run metadata. Entering ``cleanup`` keeps the ``current`` API status (a failed run
     stays ``failed`` while it cleans up).
     """
@@ -107,6 +110,7 @@ def build_job_update(
             completed_at=stamp,
             exit_code=code,
             logs_url=logs_url,
+            report=report,
         )
     if status == "failed":
         api_status = "failed"
@@ -146,6 +150,8 @@ class RemoteStatusSink:
         self._wall = wall
         self._started_metadata = dict(started_metadata or {})
         self.logs_url: str | None = None
+        #: Sent with the final event (``ReportingSession.finish`` sets it).
+        self.report: JobReport | None = None
         self._current: JobStatus | None = None
 
     def emit(
@@ -161,6 +167,7 @@ class RemoteStatusSink:
             logs_url=self.logs_url,
             started_metadata=self._started_metadata,
             current=self._current,
+            report=self.report,
         )
         self._current = update.status
         self._reporter.send(update)

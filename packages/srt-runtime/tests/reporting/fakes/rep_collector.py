@@ -39,6 +39,8 @@ class CollectorState:
     fail_log_posts: int = 0
     #: job id put in log acks instead of the real one (a confused collector)
     ack_job_id: str | None = None
+    #: a job PUT whose body has this field is refused with 422 (a collector older than it)
+    refuse_field: str | None = None
     #: file -> bytes stored, and the final flag seen
     logs: dict[str, bytearray] = field(default_factory=dict)
     finals: set[str] = field(default_factory=set)
@@ -80,6 +82,11 @@ def _handler(state: CollectorState, job_id: str) -> type[BaseHTTPRequestHandler]
         def do_PUT(self) -> None:
             req = self._record()
             code = state.status_code
+            if state.refuse_field is not None and state.refuse_field in json.loads(req.body):
+                self._reply(
+                    422, {"detail": f"Object contains unknown field `{state.refuse_field}`"}
+                )
+                return
             if 300 <= code < 400:
                 self._reply(code, {}, {"Location": "http://127.0.0.1:9/login"})
                 return
