@@ -10,7 +10,9 @@ malformed one raises `DashboardError` naming the file.
 
 Energy per concurrency comes from the rollup's `energy` (srt-bench energy: GPU J, W, J/output
 and J/total token, CPU J) when any run carries one, else from `<power_dir>/energy.json` (no
-J/total token there). The power part (per-GPU charts, the verdict) is dashboard_power.py.
+J/total token there). The power part (per-GPU charts, the verdict) is dashboard_power.py;
+the job's title, recipe line and diagnosis, the per-request latency part (result files) and the
+engine metrics (Tachometer's Parquet) are dashboard_page.py and the modules it names.
 """
 
 from __future__ import annotations
@@ -24,6 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from srt_telemetry.config import DashboardConfig
+from srt_telemetry.dashboard_page import (
+    PAGE_CSS,
+    Extras,
+    engine_html,
+    grid,
+    header_html,
+    latency_html,
+    read_extras,
+)
 from srt_telemetry.dashboard_power import (
     Points,
     Window,
@@ -32,6 +43,7 @@ from srt_telemetry.dashboard_power import (
     read_gpu_samples,
     verdict_html,
 )
+from srt_telemetry.dashboard_run import run_title
 from srt_telemetry.errors import DashboardError
 from srt_telemetry.power_windows import decode_window
 from srt_telemetry.rollup_view import (
@@ -80,6 +92,8 @@ class DashboardData:
     rollup_energy: dict[int, RunEnergyView] = field(default_factory=dict)
     rollup_profiles: ProfilesView | None = None
     notes: list[str] = field(default_factory=list)
+    #: the job, its outcome, the per-request results and the engine metrics (dashboard_page.py)
+    extras: Extras = field(default_factory=Extras)
 
 
 def _load_json(path: Path) -> Any:
@@ -92,7 +106,9 @@ def _load_json(path: Path) -> Any:
 def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData:
     if not run_dir.is_dir():
         raise DashboardError(f"{run_dir}: not a directory; pass the run's log directory")
-    data = DashboardData(title=config.title or f"srt run {run_dir.name}")
+    extras = read_extras(run_dir)
+    title = config.title or run_title(extras.info, f"srt run {run_dir.name}")
+    data = DashboardData(title=title, extras=extras)
     rollup = run_dir / config.rollup
     if rollup.exists():
         try:
@@ -232,15 +248,16 @@ def render_dashboard(data: DashboardData) -> str:
     )
     t0 = _t0(data)
     concurrencies = sorted(data.energy)
-    charts = [
-        line_chart(
-            "Throughput vs latency (one point per concurrency)",
-            [tput_ok],
-            x_label="mean end-to-end latency (ms)",
-            y_label="output tokens/s",
-            markers=True,
-            empty="no benchmark runs",
-        ),
+    throughput = line_chart(
+        "Throughput vs latency (one point per concurrency)",
+        [tput_ok],
+        x_label="mean end-to-end latency (ms)",
+        y_label="output tokens/s",
+        markers=True,
+        empty="no benchmark runs",
+    )
+    # the rollup's mean/p99 bars, when there are no result files for the p50/p90/p99 ones
+    rollup_bars = [
         bar_chart(
             "TTFT (ms)",
             cats,
@@ -263,6 +280,8 @@ def render_dashboard(data: DashboardData) -> str:
             y_label="ms",
             empty="no benchmark runs",
         ),
+    ]
+    charts = [
         power_chart(
             "GPU power per node (sum of GPUs)",
             data.gpu_series,
@@ -311,17 +330,21 @@ def render_dashboard(data: DashboardData) -> str:
             f"<td>{_num(e.j_per_output_token, 4)}</td><td>{_num(e.j_per_total_token, 4)}</td>"
             f"<td>{_num(e.cpu_joules)}</td><td>{_valid(e.valid)}</td></tr>"
         )
-    notes = "".join(f"<li>{escape(n)}</li>" for n in data.notes)
+    notes = "".join(f"<li>{escape(n)}</li>" for n in [*data.notes, *data.extras.notes])
+    bench_charts = [throughput] + ([] if data.extras.phases else rollup_bars)
     source = f"<p>energy from {escape(data.energy_source)}</p>" if data.energy_source else ""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(data.title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{escape(data.title)}</h1>"
+        f"<title>{escape(data.title)}</title><style>{_CSS}{PAGE_CSS}</style></head><body>"
+        f"<h1>{escape(data.title)}</h1>{header_html(data.extras)}"
         f"{verdict_html(data.power_manifest, data.rollup_power, data.rollup_energy)}"
         f"<p>benchmark: {escape(data.rollup_type or 'unknown')}, "
         f"{len(runs)} concurrency level(s)</p>"
-        f"<h2>Summary</h2><table>{head}{body}</table>{source}"
-        + "".join(f'<div class="c">{c}</div>' for c in charts)
+        f'<h2>Summary</h2><div class="tw"><table>{head}{body}</table></div>{source}'
+        + latency_html(data.extras, bench_charts)
+        + engine_html(data.extras)
+        + '<h2 id="power">Power</h2>'
+        + grid(charts)
         + _profiles_html(data.rollup_profiles)
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
         + "</body></html>\n"

@@ -1,17 +1,36 @@
-"""Tiny inline-SVG charts (pure functions returning markup; no scripts, no network)."""
+"""Tiny inline-SVG charts (pure functions returning markup; no scripts, no network).
+
+Readable at any width the page gives them (the `viewBox` scales) and free of overlapping text:
+the legend sits above the plot, outside it; x tick and category labels are thinned to every k-th
+when they would not fit side by side; point labels and window labels are placed greedily and
+left out (the point or band keeps its tooltip) when every candidate spot collides with text
+already placed. Text widths are estimated from the character count (`text_width`), slightly
+generously, so an estimate that fits also fits in the browser; tests/test_browser_pages.py
+checks the real boxes in Chromium.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-__all__ = ["Band", "Series", "bar_chart", "line_chart", "nice_ticks"]
+__all__ = ["Band", "Series", "bar_chart", "line_chart", "nice_ticks", "text_width"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 W, H = 720, 300
 ML, MR, MT, MB = 64, 16, 28, 44
+#: Legend entries per row and the room one entry gets (swatch, gap, name).
+LEGEND_COLUMNS = 4
+LEGEND_STRIDE = 160
+LEGEND_ROW = 14
+LEGEND_NAME_CHARS = 24
+#: Characters of a title that fit the chart's width (bold 13 px); a longer one is cut with "…"
+#: (the whole title stays in the chart's aria-label and tooltip).
+TITLE_CHARS = 92
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 
 
 @dataclass(frozen=True)
@@ -45,6 +64,11 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return ticks
 
 
+def text_width(text: str, size: float = 10.0) -> float:
+    """A generous estimate of the rendered width of `text` in a sans-serif font of `size` px."""
+    return len(text) * size * 0.64
+
+
 def _fmt(v: float) -> str:
     if v == 0:
         return "0"
@@ -56,15 +80,50 @@ def _fmt(v: float) -> str:
     return f"{v:.4g}"
 
 
-def _frame(title: str, x_label: str, y_label: str, body: list[str]) -> str:
+def _overlaps(a: Box, b: Box, pad: float = 1.0) -> bool:
+    return a[0] < b[2] + pad and b[0] < a[2] + pad and a[1] < b[3] + pad and b[1] < a[3] + pad
+
+
+def _every(labels: Sequence[str], spacing: float, size: float = 10.0) -> int:
+    """Show every k-th of evenly spaced labels so that neighbours never touch."""
+    widest = max((text_width(t, size) for t in labels), default=0.0)
+    if spacing <= 0:
+        return 1
+    return max(1, math.ceil((widest + 6) / spacing))
+
+
+def _short(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def _legend(names: Sequence[str], top: float) -> list[str]:
+    out = []
+    for i, name in enumerate(names):
+        x = ML + 8 + LEGEND_STRIDE * (i % LEGEND_COLUMNS)
+        y = top + LEGEND_ROW * (i // LEGEND_COLUMNS)
+        out.append(
+            f'<rect x="{x}" y="{y}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
+            f'<text x="{x + 14}" y="{y + 9}" class="k">'
+            f"{escape(_short(name, LEGEND_NAME_CHARS))}<title>{escape(name)}</title></text>"
+        )
+    return out
+
+
+def _legend_rows(n: int) -> int:
+    return math.ceil(n / LEGEND_COLUMNS) if n else 0
+
+
+def _frame(title: str, x_label: str, y_label: str, body: list[str], *, top: float, h: float) -> str:
+    shown = _short(title, TITLE_CHARS)
+    tip = f"<title>{escape(title)}</title>" if shown != title else ""
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" '
-        f'height="{H}" role="img" aria-label="{escape(title)}">'
-        f'<text x="{W / 2}" y="16" text-anchor="middle" class="t">{escape(title)}</text>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {h}" width="{W}" '
+        f'height="{h}" role="img" aria-label="{escape(title)}">'
+        f'<text x="{W / 2}" y="16" text-anchor="middle" class="t">{escape(shown)}{tip}</text>'
         + "".join(body)
-        + f'<text x="{ML + (W - ML - MR) / 2}" y="{H - 6}" text-anchor="middle" class="l">'
+        + f'<text x="{ML + (W - ML - MR) / 2}" y="{h - 6}" text-anchor="middle" class="l">'
         f"{escape(x_label)}</text>"
-        f'<text transform="translate(14 {MT + (H - MT - MB) / 2}) rotate(-90)" '
+        f'<text transform="translate(14 {top + (H - MT - MB) / 2}) rotate(-90)" '
         f'text-anchor="middle" class="l">{escape(y_label)}</text></svg>'
     )
 
@@ -75,6 +134,35 @@ def _empty(title: str, why: str) -> str:
         f'<text x="{W / 2}" y="20" text-anchor="middle" class="t">{escape(title)}</text>'
         f'<text x="{W / 2}" y="44" text-anchor="middle" class="l">{escape(why)}</text></svg>'
     )
+
+
+def _y_axis(yt: Sequence[float], sy: Callable[[float], float]) -> list[str]:
+    return [
+        f'<line x1="{ML}" x2="{W - MR}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" class="g"/>'
+        f'<text x="{ML - 4}" y="{sy(t) + 3.5:.1f}" text-anchor="end" class="k">{_fmt(t)}</text>'
+        for t in yt
+    ]
+
+
+def _place_label(
+    text: str, x: float, y: float, placed: list[Box], area: Box, *, size: float = 10.0
+) -> tuple[float, float] | None:
+    """The first spot around (x, y) where `text` fits inside `area` without touching `placed`."""
+    w, h = text_width(text, size), size
+    for dx, dy in (
+        (5, -5),
+        (5, 5 + h),
+        (-5 - w, -5),
+        (-5 - w, 5 + h),
+        (-w / 2, -8),
+        (-w / 2, 8 + h),
+    ):
+        box = (x + dx, y + dy - h, x + dx + w, y + dy)
+        inside = box[0] >= area[0] and box[2] <= area[2] and box[1] >= area[1] and box[3] <= area[3]
+        if inside and not any(_overlaps(box, p) for p in placed):
+            placed.append(box)
+            return x + dx, y + dy
+    return None
 
 
 def line_chart(
@@ -93,36 +181,50 @@ def line_chart(
     xs = [p[0] for p in pts] + [b.x0 for b in bands] + [b.x1 for b in bands]
     ys = [p[1] for p in pts]
     pad = (max(xs) - min(xs)) * 0.06 if markers else 0.0  # room for point labels
-    xt = nice_ticks(min(xs) - pad, max(xs) + pad)
-    legend_rows = max(1, math.ceil(len(series) / 4))
-    yt = nice_ticks(min(0.0, *ys), max(ys) * (1 + 0.12 * legend_rows))  # room for the legend
+    lo = min(xs) - pad if min(xs) < 0 else max(0.0, min(xs) - pad)  # no negative axis for >= 0
+    xt = nice_ticks(lo, max(xs) + pad)
+    yt = nice_ticks(min(0.0, *ys), max(ys) * (1.08 if markers else 1.0))
     x0, x1, y0, y1 = xt[0], xt[-1], yt[0], yt[-1]
+    rows = _legend_rows(len(series))
+    top = MT + LEGEND_ROW * rows  # the legend sits between the title and the plot
+    h = H + LEGEND_ROW * rows
     pw, ph = W - ML - MR, H - MT - MB
 
     def sx(x: float) -> float:
         return ML + (x - x0) / ((x1 - x0) or 1) * pw
 
     def sy(y: float) -> float:
-        return MT + ph - (y - y0) / ((y1 - y0) or 1) * ph
+        return top + ph - (y - y0) / ((y1 - y0) or 1) * ph
 
     body: list[str] = []
+    placed: list[Box] = []  # text already inside the plot
+    rows_end = [-math.inf, -math.inf]  # right end of the last window label on each row
     for b in bands:
+        left, right = sx(b.x0), sx(b.x1)
         body.append(
-            f'<rect x="{sx(b.x0):.1f}" y="{MT}" width="{max(1.0, sx(b.x1) - sx(b.x0)):.1f}" '
+            f'<rect x="{left:.1f}" y="{top}" width="{max(1.0, right - left):.1f}" '
             f'height="{ph}" class="band"><title>{escape(b.label)}</title></rect>'
-            # labelled at the bottom, clear of the legend at the top
-            f'<text x="{sx(b.x0) + 2:.1f}" y="{MT + ph - 4}" class="bl">{escape(b.label)}</text>'
         )
-    for t in yt:
-        body.append(
-            f'<line x1="{ML}" x2="{W - MR}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" class="g"/>'
-            f'<text x="{ML - 4}" y="{sy(t) + 4:.1f}" text-anchor="end" class="k">{_fmt(t)}</text>'
-        )
-    for t in xt:
-        body.append(
-            f'<text x="{sx(t):.1f}" y="{MT + ph + 14}" text-anchor="middle" class="k">'
-            f"{_fmt(t)}</text>"
-        )
+        # labelled at the bottom of the plot, on the first of two rows where it fits
+        width = text_width(b.label, 9)
+        for row, end in enumerate(rows_end):
+            if left + 2 >= end + 3 and left + 2 + width <= W - MR:
+                base = top + ph - 4 - 11 * row
+                body.append(
+                    f'<text x="{left + 2:.1f}" y="{base}" class="bl">{escape(b.label)}</text>'
+                )
+                rows_end[row] = left + 2 + width
+                placed.append((left + 2, base - 9, left + 2 + width, base))
+                break
+    body += _y_axis(yt, sy)
+    every = _every([_fmt(t) for t in xt], pw / max(1, len(xt) - 1))
+    for i, t in enumerate(xt):
+        if i % every == 0:
+            body.append(
+                f'<text x="{sx(t):.1f}" y="{top + ph + 17}" text-anchor="middle" class="k">'
+                f"{_fmt(t)}</text>"
+            )
+    area: Box = (ML + 2, top + 2, W - MR - 2, top + ph - 2)
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
         coords = [
@@ -137,23 +239,23 @@ def line_chart(
         )
         if markers:
             for j, (x, y) in enumerate(zip(s.xs, s.ys, strict=True)):
+                if not math.isfinite(y):
+                    continue
                 tip = s.labels[j] if j < len(s.labels) else f"{_fmt(x)}, {_fmt(y)}"
                 body.append(
                     f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3.5" fill="{color}">'
                     f"<title>{escape(tip)}</title></circle>"
                 )
                 if j < len(s.labels):
-                    body.append(
-                        f'<text x="{sx(x) + 5:.1f}" y="{sy(y) - 5:.1f}" class="k">'
-                        f"{escape(s.labels[j])}</text>"
-                    )
-        body.append(
-            f'<rect x="{ML + 8 + 150 * (i % 4)}" y="{MT + 4 + 14 * (i // 4)}" width="10" '
-            f'height="10" fill="{color}"/><text x="{ML + 22 + 150 * (i % 4)}" '
-            f'y="{MT + 13 + 14 * (i // 4)}" class="k">{escape(s.name[:22])}</text>'
-        )
-    body.append(f'<rect x="{ML}" y="{MT}" width="{pw}" height="{ph}" class="ax"/>')
-    return _frame(title, x_label, y_label, body)
+                    spot = _place_label(s.labels[j], sx(x), sy(y), placed, area)
+                    if spot is not None:
+                        body.append(
+                            f'<text x="{spot[0]:.1f}" y="{spot[1]:.1f}" class="k">'
+                            f"{escape(s.labels[j])}</text>"
+                        )
+    body += _legend([s.name for s in series], MT - 4)
+    body.append(f'<rect x="{ML}" y="{top}" width="{pw}" height="{ph}" class="ax"/>')
+    return _frame(title, x_label, y_label, body, top=top, h=h)
 
 
 def bar_chart(
@@ -168,43 +270,38 @@ def bar_chart(
     vals = [v for _, vs in groups for v in vs if v is not None and math.isfinite(v)]
     if not categories or not vals:
         return _empty(title, empty)
-    yt = nice_ticks(min(0.0, *vals), max(vals) * 1.12)  # headroom for the legend
+    yt = nice_ticks(min(0.0, *vals), max(vals) * 1.04)
     y0, y1 = yt[0], yt[-1]
+    rows = _legend_rows(len(groups))
+    top = MT + LEGEND_ROW * rows
+    h = H + LEGEND_ROW * rows
     pw, ph = W - ML - MR, H - MT - MB
 
     def sy(y: float) -> float:
-        return MT + ph - (y - y0) / ((y1 - y0) or 1) * ph
+        return top + ph - (y - y0) / ((y1 - y0) or 1) * ph
 
-    body: list[str] = []
-    for t in yt:
-        body.append(
-            f'<line x1="{ML}" x2="{W - MR}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" class="g"/>'
-            f'<text x="{ML - 4}" y="{sy(t) + 4:.1f}" text-anchor="end" class="k">{_fmt(t)}</text>'
-        )
+    body = _y_axis(yt, sy)
     slot = pw / len(categories)
     bw = slot * 0.8 / max(1, len(groups))
+    every = _every(categories, slot)
     for ci, cat in enumerate(categories):
-        body.append(
-            f'<text x="{ML + slot * (ci + 0.5):.1f}" y="{MT + ph + 14}" text-anchor="middle" '
-            f'class="k">{escape(cat)}</text>'
-        )
+        if ci % every == 0:
+            body.append(
+                f'<text x="{ML + slot * (ci + 0.5):.1f}" y="{top + ph + 17}" '
+                f'text-anchor="middle" class="k">{escape(cat)}</text>'
+            )
         for gi, (name, vs) in enumerate(groups):
             v = vs[ci] if ci < len(vs) else None
             if v is None or not math.isfinite(v):
                 continue
             x = ML + slot * ci + slot * 0.1 + bw * gi
-            top, base = sy(max(v, 0.0)), sy(min(v, 0.0))
+            bar_top, base = sy(max(v, 0.0)), sy(min(v, 0.0))
             body.append(
-                f'<rect x="{x:.1f}" y="{top:.1f}" width="{bw:.1f}" '
-                f'height="{max(0.5, base - top):.1f}" '
+                f'<rect x="{x:.1f}" y="{bar_top:.1f}" width="{bw:.1f}" '
+                f'height="{max(0.5, base - bar_top):.1f}" '
                 f'fill="{PALETTE[gi % len(PALETTE)]}"><title>{escape(name)} @ {escape(cat)}: '
                 f"{_fmt(v)}</title></rect>"
             )
-    for gi, (name, _) in enumerate(groups):
-        body.append(
-            f'<rect x="{ML + 8 + 150 * gi}" y="{MT + 4}" width="10" height="10" '
-            f'fill="{PALETTE[gi % len(PALETTE)]}"/><text x="{ML + 22 + 150 * gi}" y="{MT + 13}" '
-            f'class="k">{escape(name)}</text>'
-        )
-    body.append(f'<rect x="{ML}" y="{MT}" width="{pw}" height="{ph}" class="ax"/>')
-    return _frame(title, x_label, y_label, body)
+    body += _legend([name for name, _ in groups], MT - 4)
+    body.append(f'<rect x="{ML}" y="{top}" width="{pw}" height="{ph}" class="ax"/>')
+    return _frame(title, x_label, y_label, body, top=top, h=h)

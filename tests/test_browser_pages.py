@@ -1,0 +1,111 @@
+"""The browser tier: our pages rendered by headless Chromium (tests/browser.py), their charts and
+tables checked in the DOM, no overlapping chart labels and no sideways scrolling at 1400 px and
+on a 1280 px laptop screen; screenshots saved under each job folder (`screenshots/`).
+
+Pages so far: the per-run dashboard of a real local job (the quickstart: Dynamo frontend, two
+mocker workers, the sa-bench client, Tachometer), and of a made-up crowded failed run (twelve
+concurrencies, twelve workers, two nodes of GPUs: the layout under pressure). Another page is
+one more `browser.render(...)` and `problems(...)` call.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from browser import Browser
+
+from srt_telemetry.testing.fake_run import write_fake_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LATENCY_CHARTS = [
+    "Throughput vs latency",
+    "Output tok/s per GPU vs tok/s per user",
+    *(f"{m} p50 / p90 / p99 (ms)" for m in ("TTFT", "TPOT", "ITL", "E2EL")),
+    *(f"{m} distribution" for m in ("TTFT", "TPOT", "ITL", "E2EL")),
+]
+ENGINE_CHARTS = [
+    "KV cache usage per worker",
+    "Running requests per worker",
+    "Running requests per frontend",
+    "Waiting requests per worker",
+    "Queue depth per worker",
+    "Queue depth per frontend",
+]
+
+
+@pytest.mark.slow
+def test_the_dashboard_of_a_real_quickstart_job(browser: Browser, tmp_path: Path) -> None:
+    srtctl = shutil.which("srtctl")
+    assert srtctl is not None, "srtctl is not installed in this environment (make sync)"
+    argv = [srtctl, "apply", "--local", "-f", "examples/quickstart.yaml", "-o", str(tmp_path)]
+    # several scrapes per window, and a storage folder the dashboard finds from the scrape config
+    argv += ["--set", "observability.tachometer.collect_interval_ms=200"]
+    argv += ["--set", "observability.tachometer.storage_subdir=engine-metrics"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [job_dir] = [p for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith("local-")]
+    assert (job_dir / "logs" / "engine-metrics" / "final.parquet").is_file()
+
+    page = browser.render(
+        job_dir / "logs" / "perf_dashboard.html", name="dashboard", save_to=job_dir / "screenshots"
+    )
+
+    assert (
+        page.problems(
+            charts=[*LATENCY_CHARTS, *ENGINE_CHARTS],
+            tables=["output tok/s", "#latency"],
+            text=[
+                f"quickstart (job {job_dir.name})",
+                "mocker engine (agg × 2 workers) · dynamo frontend · model tiny-word (bf16)",
+                "sa-bench ISL 128 / OSL 64 · local launcher",
+                "From engine-metrics/final.parquet",
+                "Run valid: no validity reason",
+            ],
+        )
+        == []
+    )
+    latency = page.table("#latency")
+    assert latency is not None
+    rows = [tr for tr in latency.iter("tr") if any(td.tag == "td" for td in tr.children)]
+    assert [tr.children[0].all_text() for tr in rows] == ["c=4", "c=16"]
+    assert "diagnosis" not in {n.attrs.get("id") for n in page.dom.iter("div")}
+    assert all(p.stat().st_size > 10_000 for p in page.screenshots)
+
+
+def test_a_crowded_failed_run_renders_cleanly(browser: Browser, tmp_path: Path) -> None:
+    job_dir = tmp_path / "4242"
+    levels = tuple(2**i for i in range(12))
+    write_fake_run(job_dir / "logs", concurrencies=levels, endpoints=12, failed=True)
+    built = subprocess.run(
+        ["srt-telemetry", "dashboard", str(job_dir / "logs")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+
+    page = browser.render(
+        job_dir / "logs" / "perf_dashboard.html", name="dashboard", save_to=job_dir / "screenshots"
+    )
+
+    assert (
+        page.problems(
+            charts=[
+                *LATENCY_CHARTS,
+                "KV cache usage per worker, part 1 of 2",
+                "KV cache usage per worker, part 2 of 2",
+                "Running requests per frontend",
+                "GPU power per GPU, node node-01",
+                "GPU power per GPU, node node-02",
+            ],
+            tables=["output tok/s", "#latency"],
+            text=["This run FAILED", "torch.OutOfMemoryError: CUDA out of memory"],
+        )
+        == []
+    )
+    body = page.dom.all_text()
+    assert body.index("This run FAILED") < body.index("Summary")
