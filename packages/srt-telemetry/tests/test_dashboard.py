@@ -230,8 +230,8 @@ def test_energy_per_token_comes_from_the_rollup_when_it_has_energy(tmp_path: Pat
     html = render_dashboard(data)
     rows = re.findall(r"<tr><td>(\d+)</td>.*?</tr>", html)
     assert rows == ["4", "8"]
-    assert "<td>0.5000</td><td>0.0625</td><td>310.0</td><td>not valid</td></tr>" in html
-    assert "<td>0.2500</td><td>0.0312</td><td>620.0</td><td>valid</td></tr>" in html
+    assert "<td>0.5000</td><td>0.0625</td><td>310.0</td><td>not valid</td><td>–</td></tr>" in html
+    assert "<td>0.2500</td><td>0.0312</td><td>620.0</td><td>valid</td><td>–</td></tr>" in html
     assert "<td>0.1099</td>" not in html  # energy.json is not used when the rollup has energy
     bars = _chart(html, "GPU energy per token (J/token), from benchmark-rollup.json (energy)")
     assert re.findall(r"<title>(J/[a-z]+ token @ \d+: [\d.]+)</title>", bars) == [

@@ -44,6 +44,7 @@ from srt_telemetry.dashboard_power import (
     verdict_html,
 )
 from srt_telemetry.dashboard_run import run_title
+from srt_telemetry.dashboard_validity import validity_cell, validity_line
 from srt_telemetry.errors import DashboardError
 from srt_telemetry.power_windows import decode_window
 from srt_telemetry.rollup_view import (
@@ -51,6 +52,7 @@ from srt_telemetry.rollup_view import (
     ProfilesView,
     RollupRunView,
     RunEnergyView,
+    ValidityView,
     decode_rollup_view,
 )
 from srt_telemetry.svg import Series, bar_chart, line_chart
@@ -91,6 +93,8 @@ class DashboardData:
     rollup_power: PowerSummaryView | None = None
     rollup_energy: dict[int, RunEnergyView] = field(default_factory=dict)
     rollup_profiles: ProfilesView | None = None
+    validity: ValidityView | None = None
+    window_validity: dict[int, ValidityView] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     #: the job, its outcome, the per-request results and the engine metrics (dashboard_page.py)
     extras: Extras = field(default_factory=Extras)
@@ -121,6 +125,7 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
         data.rollup_power = view.power
         data.rollup_energy = view.energy
         data.rollup_profiles = view.profiles
+        data.validity, data.window_validity = view.validity, view.window_validity
     else:
         data.notes.append(f"no {config.rollup}: benchmark sections are empty")
     pdir = run_dir / config.power_dir
@@ -310,7 +315,7 @@ def render_dashboard(data: DashboardData) -> str:
         "<tr><th>concurrency</th><th>output tok/s</th><th>req/s</th><th>TTFT mean</th>"
         "<th>TTFT p99</th><th>ITL mean</th><th>ITL p99</th><th>E2EL mean</th>"
         "<th>GPU energy (J)</th><th>avg GPU W</th><th>J/output token</th>"
-        "<th>J/total token</th><th>CPU energy (J)</th><th>window power</th></tr>"
+        "<th>J/total token</th><th>CPU energy (J)</th><th>window power</th><th>verdict</th></tr>"
     )
     body = ""
     for r in runs:
@@ -328,7 +333,9 @@ def render_dashboard(data: DashboardData) -> str:
             f"<td>{_num(r.e2el_mean_ms)}</td><td>{_num(e.gpu_joules)}</td>"
             f"<td>{_num(e.gpu_avg_w)}</td>"
             f"<td>{_num(e.j_per_output_token, 4)}</td><td>{_num(e.j_per_total_token, 4)}</td>"
-            f"<td>{_num(e.cpu_joules)}</td><td>{_valid(e.valid)}</td></tr>"
+            f"<td>{_num(e.cpu_joules)}</td><td>{_valid(e.valid)}</td>"
+            + validity_cell(data.window_validity.get(r.concurrency or 0))
+            + "</tr>"
         )
     notes = "".join(f"<li>{escape(n)}</li>" for n in [*data.notes, *data.extras.notes])
     bench_charts = [throughput] + ([] if data.extras.phases else rollup_bars)
@@ -337,6 +344,7 @@ def render_dashboard(data: DashboardData) -> str:
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(data.title)}</title><style>{_CSS}{PAGE_CSS}</style></head><body>"
         f"<h1>{escape(data.title)}</h1>{header_html(data.extras)}"
+        f"{validity_line(data.validity)}"
         f"{verdict_html(data.power_manifest, data.rollup_power, data.rollup_energy)}"
         f"<p>benchmark: {escape(data.rollup_type or 'unknown')}, "
         f"{len(runs)} concurrency level(s)</p>"
