@@ -29,12 +29,12 @@ FILE_HELP = (
 )
 
 
-def file_option(*, multiple: bool = True) -> Callable[[F], F]:
+def file_option(*, multiple: bool = True, required: bool = True) -> Callable[[F], F]:
     return click.option(
         "-f",
         "--file",
         "files",
-        required=True,
+        required=required,
         multiple=multiple,
         metavar="PATH[:SELECTOR]",
         type=click.Path(),

@@ -62,7 +62,9 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager
-def _forward_stop_signals(child: subprocess.Popen[str]) -> Iterator[None]:
+def _forward_stop_signals(
+    child: subprocess.Popen[str], on_stop: Callable[[int], None] | None = None
+) -> Iterator[None]:
     """While the runtime runs, SIGINT/SIGTERM/SIGHUP to srtctl go to the runtime instead of
     ending srtctl (which would leave the job running): it stops the job in tiers, writes the
     final status (``cancelled``) and exits, and srtctl returns after it."""
@@ -71,6 +73,8 @@ def _forward_stop_signals(child: subprocess.Popen[str]) -> Iterator[None]:
         return
 
     def _forward(signum: int, _frame: FrameType | None) -> None:
+        if on_stop is not None:
+            on_stop(signum)
         if child.poll() is None:
             child.send_signal(signum)
 
@@ -83,13 +87,19 @@ def _forward_stop_signals(child: subprocess.Popen[str]) -> Iterator[None]:
 
 
 def run_local(
-    job_dir: Path, *, python: str, environ: Mapping[str, str], show: Callable[[str], None]
+    job_dir: Path,
+    *,
+    python: str,
+    environ: Mapping[str, str],
+    show: Callable[[str], None],
+    on_stop: Callable[[int], None] | None = None,
 ) -> int:
     """Run ``python -m srt_runtime run --job-dir DIR --plan DIR/plan.json`` in the foreground.
 
     Its output (stdout and stderr, merged) is passed line by line to ``show`` as it comes. A
     SIGINT/SIGTERM/SIGHUP meanwhile is forwarded to the runtime, which stops the job through its
-    normal cleanup; this returns once the runtime has exited (its exit code: 1).
+    normal cleanup; this returns once the runtime has exited (its exit code: 1). ``on_stop``
+    hears of each such signal (apply then starts no further job of a sweep).
     """
     command = [
         python,
@@ -113,7 +123,7 @@ def run_local(
     except OSError as exc:
         raise SlurmError(f"could not run `{shlex.join(command)}`: {exc}") from exc
     assert child.stdout is not None
-    with child, _forward_stop_signals(child):
+    with child, _forward_stop_signals(child, on_stop):
         for line in child.stdout:
             show(line.rstrip("\n"))
         child.wait()
