@@ -226,6 +226,13 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep_report(args: argparse.Namespace) -> int:
+    from srt_telemetry.sweep_report import write_sweep_report
+
+    print(write_sweep_report(Path(args.sweep_dir), Path(args.out) if args.out else None))
+    return 0
+
+
 def _cmd_power_validate(args: argparse.Namespace) -> int:
     from srt_telemetry.power_validate import validate_power
 
@@ -343,6 +350,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="DashboardConfig JSON file")
     p.add_argument("--out", help="output file name/path (default perf_dashboard.html)")
     p.set_defaults(func=_cmd_dashboard)
+
+    p = sub.add_parser(
+        "sweep-report",
+        help="write SWEEP_DIR/sweep-report.html: Pareto frontier, curves, validity, run links",
+    )
+    p.add_argument(
+        "sweep_dir", metavar="SWEEP_DIR", help="<output>/sweeps/<sweep>, or a folder of job folders"
+    )
+    p.add_argument("--out", help="output file (default SWEEP_DIR/sweep-report.html)")
+    p.set_defaults(func=_cmd_sweep_report)
 
     p = sub.add_parser("compact", help="merge a scraper local dir's sealed segments into one file")
     p.add_argument("input_dir", help="the scraper's local dir (out-N / incomplete-N segments)")
