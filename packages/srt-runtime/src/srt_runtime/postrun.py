@@ -22,6 +22,7 @@ from srt_runtime.lockfile import read_dynamo_installs, update_lockfile
 from srt_runtime.reporting.lock_sections import build_lock_sections, read_fingerprints
 from srt_runtime.reporting.reproduce import REFERENCE_FILE, ReproductionReference, build_report
 from srt_runtime.reporting.session import ReportingSession
+from srt_runtime.sweep_finish import finish_sweep_job
 
 __all__ = [
     "DASHBOARD_TIMEOUT",
@@ -117,6 +118,7 @@ def post_run_hook(
     def hook(exit_code: int) -> None:
         record_results(log_dir.parent, log_dir, log=log)
         build_dashboard(log_dir, python=python, log=log)
+        finish_sweep_job(log_dir.parent, python=python, log=log)  # the last job's sweep report
         session.finish(exit_code=exit_code)
 
     return hook
