@@ -166,7 +166,18 @@ def test_no_command_uses_dash_o_for_an_output_format() -> None:
 
 def test_machine_output_is_json_on_every_reporting_command() -> None:
     with_json = {n for n, c in _commands().items() if any(p.opts == ["--json"] for p in c.params)}
-    want = {"apply", "cancel", "dry-run", "get", "list", "logs", "monitor", "status", "validate"}
+    want = {
+        "apply",
+        "cancel",
+        "compare",
+        "dry-run",
+        "get",
+        "list",
+        "logs",
+        "monitor",
+        "status",
+        "validate",
+    }
     assert with_json == want
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "Machine output" in readme

@@ -95,6 +95,8 @@ def build_result(
             "input_lens": [r.input_tokens for r in records],
             "output_lens": [r.output_tokens for r in records],
             "ttfts": [r.ttft for r in records],
+            # per-request latency (send to end of stream, s): srtctl compare's E2EL and TPOT
+            "e2els": [r.latency for r in records],
             "itls": [list(r.itls) for r in records],
             "generated_texts": [r.text for r in records],
             "errors": [r.error for r in records],

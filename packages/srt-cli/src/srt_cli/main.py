@@ -22,6 +22,7 @@ __all__ = ["cli", "main"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "apply": ("apply", "Submit a recipe to Slurm (or run it here with --local)."),
     "cancel": ("cancel", "Cancel a job (scancel, or SIGTERM to a local run's supervisor)."),
+    "compare": ("compare", "KPI deltas with 95% CIs between runs or sweeps, and what differed."),
     "dry-run": ("dry_run", "Show the sbatch script and the complete job plan; submit nothing."),
     "get": ("list", "The same as list (kubectl's spelling)."),
     "list": ("list", "The jobs of the output folder: id, name, status, stage, started, exit code."),
@@ -30,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "monitor": ("monitor", "A live table of your jobs (squeue --me and local runs)."),
     "preflight": ("preflight", "Check model paths, images and binaries exist; submit nothing."),
     "render": ("render", "Write sbatch_script.sh, config.yaml and plan.json into a folder."),
+    "report": ("report", "One HTML page for a sweep: Pareto frontier, curves, validity, links."),
     "resolve-override": (
         "resolve_override",
         "One recipe per override variant.",
@@ -105,7 +107,7 @@ Examples:
   srtctl list --json
 
 \b
-Machine output: --json (one JSON document on stdout) on apply, cancel, dry-run,
+Machine output: --json (one JSON document on stdout) on apply, cancel, compare, dry-run,
 list, logs, monitor, status and validate. -o/--output is where files go (the
 output folder; for migrate and schema a file), never an output format.
 

@@ -1,0 +1,135 @@
+"""Percentile bootstrap over requests (pure, stdlib only, deterministic for a given seed).
+
+Each run's window is resampled on its own (requests drawn with replacement, as many as it had);
+the delta of a statistic between two runs is the difference of their replicates, paired by
+replicate number; its 95% interval is the 2.5th and 97.5th percentile of those differences. The
+generator of each (run, window, statistic) is seeded from a fixed seed and the names, never from
+the order of the arguments, so the same inputs give the same intervals.
+
+ITL percentiles pool every gap of the drawn requests (the rollup's definition). A window with more
+gaps than `POOL_BUDGET` is thinned for the resampling only: each request keeps every k-th of its
+sorted gaps (the same k for all, so each request keeps its weight), and the replicates are shifted
+by the difference between the percentile of every gap and of the kept ones, so that they centre on
+the point estimate, which always uses every gap.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from collections.abc import Callable, Sequence
+from itertools import chain
+
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
+    "POOL_BUDGET",
+    "delta_interval",
+    "percentile",
+    "percentile_replicates",
+    "pooled_percentile_replicates",
+    "rng_for",
+    "sum_replicates",
+]
+
+DEFAULT_SEED = 19
+DEFAULT_RESAMPLES = 1000
+#: At most this many pooled gaps per ITL replicate (see the module docstring).
+POOL_BUDGET = 4000
+
+
+def rng_for(seed: int, *names: object) -> random.Random:
+    """A generator seeded from the seed and the names (stable across runs and platforms)."""
+    key = ":".join(str(n) for n in (seed, *names)).encode()
+    return random.Random(zlib.crc32(key))
+
+
+def percentile(ordered: Sequence[float], p: float) -> float:
+    """Linear interpolation between closest ranks of sorted values (srt_bench.stats' method)."""
+    if not ordered:
+        raise ValueError("percentile of an empty sequence")
+    rank = (len(ordered) - 1) * p / 100.0
+    lo, hi = math.floor(rank), math.ceil(rank)
+    if lo == hi:
+        return ordered[lo]
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (rank - lo)
+
+
+def _replicates(
+    rng: random.Random, resamples: int, draw: Callable[[random.Random], tuple[float, ...]]
+) -> list[tuple[float, ...]]:
+    return [draw(rng) for _ in range(resamples)]
+
+
+def percentile_replicates(
+    values: Sequence[float], ps: Sequence[float], *, rng: random.Random, resamples: int
+) -> list[tuple[float, ...]]:
+    """Per replicate, the percentiles `ps` of a resample of `values` (one per request)."""
+    n = len(values)
+    if n == 0:
+        return []
+
+    def draw(r: random.Random) -> tuple[float, ...]:
+        sample = sorted(r.choices(values, k=n))
+        return tuple(percentile(sample, p) for p in ps)
+
+    return _replicates(rng, resamples, draw)
+
+
+def pooled_percentile_replicates(
+    groups: Sequence[Sequence[float]],
+    ps: Sequence[float],
+    *,
+    rng: random.Random,
+    resamples: int,
+    budget: int = POOL_BUDGET,
+) -> list[tuple[float, ...]]:
+    """Per replicate, the percentiles of the pooled values of a resample of the groups (one
+    group per request: its sorted gaps)."""
+    total = sum(len(g) for g in groups)
+    if total == 0:
+        return []
+    step = max(1, math.ceil(total / budget))
+    thinned = [list(g[step // 2 :: step]) if step > 1 else list(g) for g in groups]
+    n = len(thinned)
+    shift = [0.0] * len(ps)
+    if step > 1:
+        # Centre the replicates on the estimate from every gap: thinning moves a percentile a
+        # little, and the interval of a delta must not inherit that offset.
+        full = sorted(chain.from_iterable(groups))
+        kept = sorted(chain.from_iterable(thinned))
+        shift = [percentile(full, p) - percentile(kept, p) for p in ps]
+
+    def draw(r: random.Random) -> tuple[float, ...]:
+        pooled = sorted(chain.from_iterable(r.choices(thinned, k=n)))
+        if not pooled:
+            return tuple(math.nan for _ in ps)
+        return tuple(percentile(pooled, p) + d for p, d in zip(ps, shift, strict=True))
+
+    return _replicates(rng, resamples, draw)
+
+
+def sum_replicates(
+    values: Sequence[float], scale: float, *, rng: random.Random, resamples: int
+) -> list[tuple[float, ...]]:
+    """Per replicate, the sum of a resample of `values` times `scale` (tokens / duration)."""
+    n = len(values)
+    if n == 0:
+        return []
+    return _replicates(rng, resamples, lambda r: (math.fsum(r.choices(values, k=n)) * scale,))
+
+
+def delta_interval(
+    baseline: Sequence[float], other: Sequence[float], *, confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """The central `confidence` interval of `other[b] - baseline[b]` over replicates `b`."""
+    diffs = sorted(
+        o - a
+        for a, o in zip(baseline, other, strict=False)
+        if math.isfinite(a) and math.isfinite(o)
+    )
+    if len(diffs) < 2:
+        return None
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    return percentile(diffs, tail), percentile(diffs, 100.0 - tail)

@@ -1,0 +1,156 @@
+"""What differed between two runs: the resolved recipes and the software versions (pure).
+
+Recipes are the jobs' `config.yaml` (the resolved recipe: variant, sweep point and `--set`
+applied). They are flattened to dotted paths (`roles.decode.args.x`); a list is one value. `name`
+is left out: sweep points and variants are renamed, which is not a setting. Versions come from the
+worker fingerprints (`logs/fingerprint_*.json`, also in the lock): per field the set of values
+over all workers, so `dynamo 1.6.1 -> 1.7.0` is one line however many workers changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "IGNORED_PATHS",
+    "SettingChange",
+    "build_recipe_diff",
+    "build_version_drift",
+    "flatten",
+    "render_value",
+    "render_verdict",
+]
+
+IGNORED_PATHS = frozenset({"name"})
+#: Fingerprint fields compared (dotted, inside each worker's fingerprint), then pip packages.
+VERSION_FIELDS = (
+    "python_version",
+    "cuda_version",
+    "nccl_version",
+    "gpu.driver",
+    "os",
+)
+MAX_PACKAGES = 10
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    path: str
+    baseline: Any
+    value: Any
+    #: "changed", "added" (only in the run) or "removed" (only in the baseline).
+    kind: str
+
+
+_MISSING = object()
+
+
+def flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted paths to leaf values; empty mappings and every list are leaves."""
+    if isinstance(node, Mapping) and node:
+        out: dict[str, Any] = {}
+        for key in node:
+            path = f"{prefix}.{key}" if prefix else str(key)
+            out.update(flatten(node[key], path))
+        return out
+    return {prefix: node}
+
+
+def render_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value if value and " " not in value else json.dumps(value)
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def build_recipe_diff(baseline: Mapping[str, Any], other: Mapping[str, Any]) -> list[SettingChange]:
+    a = {k: v for k, v in flatten(baseline).items() if k.split(".")[0] not in IGNORED_PATHS}
+    b = {k: v for k, v in flatten(other).items() if k.split(".")[0] not in IGNORED_PATHS}
+    changes = []
+    for path in sorted(set(a) | set(b)):
+        va, vb = a.get(path, _MISSING), b.get(path, _MISSING)
+        if va == vb:
+            continue
+        if va is _MISSING:
+            changes.append(SettingChange(path, None, vb, "added"))
+        elif vb is _MISSING:
+            changes.append(SettingChange(path, va, None, "removed"))
+        else:
+            changes.append(SettingChange(path, va, vb, "changed"))
+    return changes
+
+
+def _render_change(c: SettingChange) -> str:
+    if c.kind == "added":
+        return f"{c.path} (unset) -> {render_value(c.value)}"
+    if c.kind == "removed":
+        return f"{c.path} {render_value(c.baseline)} -> (unset)"
+    return f"{c.path} {render_value(c.baseline)} -> {render_value(c.value)}"
+
+
+def render_verdict(changes: list[SettingChange] | None) -> str:
+    """One line: what differed in the recipes (None: a recipe is missing)."""
+    if changes is None:
+        return "recipe unknown (no config.yaml beside a rollup): cannot say what differed"
+    if not changes:
+        return "same recipe: no setting differed"
+    if len(changes) == 1:
+        return f"one setting differed: {_render_change(changes[0])}"
+    shown = "; ".join(_render_change(c) for c in changes[:12])
+    more = f"; ... and {len(changes) - 12} more" if len(changes) > 12 else ""
+    return f"{len(changes)} settings differed (confounded): {shown}{more}"
+
+
+def _version_values(fingerprints: Mapping[str, Any]) -> dict[str, set[str]]:
+    values: dict[str, set[str]] = {}
+
+    def add(key: str, value: Any) -> None:
+        if value is not None:
+            values.setdefault(key, set()).add(str(value))
+
+    for fp in fingerprints.values():
+        if not isinstance(fp, Mapping) or "unreadable" in fp:
+            continue
+        flat = flatten(fp)
+        for name in VERSION_FIELDS:
+            add(name, flat.get(name))
+        for name, version in (fp.get("frameworks") or {}).items():
+            add(str(name), version)
+        for packages in (fp.get("pip_packages") or {}).values():
+            for item in packages if isinstance(packages, list) else ():
+                pkg, sep, version = str(item).partition("==")
+                if sep:
+                    add(f"pip {pkg.lower()}", version)
+    return values
+
+
+def build_version_drift(
+    baseline: Mapping[str, Any] | None,
+    other: Mapping[str, Any] | None,
+    *,
+    baseline_srtctl: str | None = None,
+    other_srtctl: str | None = None,
+) -> list[str]:
+    """One line per version that differs (`dynamo 1.6.1 -> 1.7.0`); frameworks and the runtime
+    first, pip packages after (at most MAX_PACKAGES, then a count)."""
+    lines = []
+    if baseline_srtctl and other_srtctl and baseline_srtctl != other_srtctl:
+        lines.append(f"srtctl {baseline_srtctl} -> {other_srtctl}")
+    if not baseline or not other:
+        if baseline or other:
+            lines.append("fingerprints missing on one side: versions not compared")
+        return lines
+    a, b = _version_values(baseline), _version_values(other)
+    packages: list[str] = []
+    for key in sorted(set(a) | set(b)):
+        va, vb = a.get(key, set()), b.get(key, set())
+        if va == vb:
+            continue
+        line = f"{key} {'/'.join(sorted(va)) or '(none)'} -> {'/'.join(sorted(vb)) or '(none)'}"
+        (packages if key.startswith("pip ") else lines).append(line)
+    lines.extend(packages[:MAX_PACKAGES])
+    if len(packages) > MAX_PACKAGES:
+        lines.append(f"... and {len(packages) - MAX_PACKAGES} more pip packages")
+    return lines

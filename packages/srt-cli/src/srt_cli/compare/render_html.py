@@ -1,0 +1,87 @@
+"""`srtctl compare --html FILE`: one self-contained page (inline SVG and CSS, no scripts, no
+network): every run's windows on one Pareto chart (srt_telemetry.pareto, the chart the sweep
+report draws), what differed, and the delta tables."""
+
+from __future__ import annotations
+
+from html import escape
+
+from srt_cli.compare.model import Comparison, WindowDelta
+from srt_cli.compare.render_text import build_row
+from srt_telemetry.pareto import ParetoPoint, pareto_svg
+
+__all__ = ["render_html"]
+
+_CSS = (
+    "body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:1360px}"
+    "table{border-collapse:collapse;margin:6px 0 18px}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child{text-align:left}"
+    ".t{font:bold 13px sans-serif}.l{font:12px sans-serif;fill:#444}"
+    ".k{font:10px sans-serif;fill:#555}.g{stroke:#eee}.ax{fill:none;stroke:#999}"
+    ".better{color:#1b5e20}.worse{color:#b71c1c}.noise{color:#777}svg{max-width:100%;height:auto}"
+)
+
+
+def _table(w: WindowDelta) -> str:
+    head = "".join(
+        f"<th>{escape(h)}</th>"
+        for h in ("KPI", w.baseline, w.run, "delta", "delta %", "95% CI of delta", "verdict")
+    )
+    rows = []
+    for d in w.kpis:
+        cells = build_row(d)
+        cls = {"better": "better", "worse": "worse", "within noise": "noise"}.get(cells[-1], "")
+        rows.append(
+            f'<tr class="{cls}">' + "".join(f"<td>{escape(x)}</td>" for x in cells) + "</tr>"
+        )
+    caption = f"concurrency {w.concurrency}: {w.run} vs {w.baseline}"
+    if w.source != "records":
+        caption += " (rollup numbers: no per-request records, no CI)"
+    return (
+        f'<table class="deltas"><caption>{escape(caption)}</caption><tr>{head}</tr>'
+        f"{''.join(rows)}</table>"
+    )
+
+
+def render_html(c: Comparison) -> str:
+    points = [
+        ParetoPoint(
+            x=p.tok_s_per_user,
+            y=p.tok_s_per_gpu,
+            series=p.run,
+            label=f"c={p.concurrency}",
+            valid=p.valid,
+        )
+        for p in c.points
+        if p.tok_s_per_user is not None and p.tok_s_per_gpu is not None
+    ]
+    runs = "".join(
+        f"<li><b>{escape(r.label)}</b> <code>{escape(r.path)}</code>"
+        + (f": {escape(r.verdict)}" if r.verdict else " (baseline)")
+        + (
+            f"<br>versions: {escape('; '.join(r.version_drift))}"
+            if r.version_drift
+            else ("<br>versions: same" if r.verdict else "")
+        )
+        + "</li>"
+        for r in c.runs
+    )
+    excluded = "".join(
+        f"<li>{escape(e.run)} concurrency {e.concurrency}: invalid ({escape(', '.join(e.reasons))})"
+        "</li>"
+        for e in c.excluded
+    ) + "".join(f"<li>{escape(m['run'])}: {escape(m['why'])}</li>" for m in c.missing)
+    title = f"srtctl compare: {len(c.runs)} runs against {c.baseline}"
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{escape(title)}</h1>"
+        f'<div class="c">{pareto_svg("Every run on one chart: the Pareto frontier", points)}</div>'
+        f'<h2>What differed</h2><ul class="runs">{runs}</ul>'
+        + (f'<h2>Excluded and missing</h2><ul class="excluded">{excluded}</ul>' if excluded else "")
+        + "<h2>KPI deltas</h2>"
+        + "".join(_table(w) for w in c.windows)
+        + f"<p>95% CI: percentile bootstrap over requests, {c.resamples} resamples, seed "
+        f"{c.seed}.</p></body></html>\n"
+    )
