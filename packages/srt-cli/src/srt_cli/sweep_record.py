@@ -61,8 +61,7 @@ def build_configurations(jobs: Sequence[LoadedJob]) -> list[str]:
     for i, key in enumerate(keys):
         groups.setdefault(key, []).append(i)
     if len(groups) == 1:
-        name = jobs[0].recipe.name if jobs else ""
-        return [name] * len(jobs)
+        return [_base_name(jobs[0]) if jobs else ""] * len(jobs)
     labels = [""] * len(jobs)
     names = list(dict.fromkeys(k for job in jobs for k in job.sweep_params))
     for members in groups.values():
@@ -80,6 +79,13 @@ def build_configurations(jobs: Sequence[LoadedJob]) -> list[str]:
         for m in members:
             labels[m] = label
     return labels
+
+
+def _base_name(job: LoadedJob) -> str:
+    """The recipe's own name: the job name without the sweep suffix (`_<key><value>...`)."""
+    first = next(iter(job.sweep_params), None)
+    cut = job.name.find(f"_{first}") if first is not None else -1
+    return job.name[:cut] if cut > 0 else job.name
 
 
 def build_sweep_record(
@@ -110,7 +116,7 @@ class SweepWriter:
     def start(
         cls, output_base: Path, jobs: Sequence[LoadedJob], *, source: str, stamp: str
     ) -> SweepWriter:
-        base_name = jobs[0].recipe.name if jobs else "sweep"
+        base_name = _base_name(jobs[0]) if jobs else "sweep"
         folder = output_base / SWEEPS_DIR / f"{base_name}-{stamp}"
         n = 1
         while folder.exists():
