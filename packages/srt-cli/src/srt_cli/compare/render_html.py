@@ -71,7 +71,7 @@ def render_html(c: Comparison) -> str:
         "</li>"
         for e in c.excluded
     ) + "".join(f"<li>{escape(m['run'])}: {escape(m['why'])}</li>" for m in c.missing)
-    title = f"srtctl compare: {len(c.runs)} runs against {c.baseline}"
+    title = f"srtctl compare: {len(c.runs)} runs, baseline {c.baseline}"
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
