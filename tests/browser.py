@@ -77,7 +77,7 @@ _FLAGS = (
     "--disable-sync",
     "--disable-domain-reliability",
     "--metrics-recording-only",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
 )
 _VOID = frozenset(
     {

@@ -21,7 +21,13 @@ import msgspec
 from srt_planner.plan import JobPlan
 from srt_runtime.cleanup import stop_all
 from srt_runtime.clock import Clock
-from srt_runtime.diagnosis import TAIL_LINES, Failure, read_tail, render_diagnosis
+from srt_runtime.diagnosis import (
+    TAIL_LINES,
+    Failure,
+    read_tail,
+    render_diagnosis,
+    write_diagnosis_record,
+)
 from srt_runtime.errors import AbortError, LaunchError, StageError
 from srt_runtime.finalize import run_finalize
 from srt_runtime.launch import Launcher
@@ -228,6 +234,10 @@ def run_job(
     if shown is not None:
         tail = read_tail(Path(shown.log_path), TAIL_LINES) if shown.log_path else []
         diagnosis = render_diagnosis(shown, tail)
+        try:  # the same facts as data, for the final status event and the S3 upload
+            write_diagnosis_record(log_dir, shown, tail)
+        except OSError as exc:
+            log.warning("Diagnosis not written to %s: %s", log_dir, exc)
     status: StatusValue = "completed" if code == 0 else "failed"
     if sup.stop_reason is not None and sup.failure is not None and sup.failure.what == _STOPPED:
         status = "cancelled"
