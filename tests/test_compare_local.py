@@ -53,16 +53,27 @@ def test_compare_names_the_one_set_that_differed_and_prints_deltas_with_cis(
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "  recipe:   one setting differed: engine.speedup_ratio 10 -> 20\n" in out, out
+    # A window the validity step found invalid (a loaded machine can saturate the client) is
+    # excluded and named, never compared; every other window prints all its deltas with a CI.
+    compared = 0
     for concurrency in (4, 16):
-        assert f"concurrency {concurrency}: {second.name} vs {first.name} (" in out
-    rows = [
-        line for line in out.splitlines() if re.match(r"\s+(output tok/s|TTFT|ITL|TPOT|E2EL)", line)
-    ]
-    assert len(rows) == 2 * 9, out  # 9 KPIs with records (no energy here) per concurrency
-    for row in rows:
-        # every one has its CI: in % of the baseline, or absolute when the baseline is 0 (the
-        # mocker's ITL p50 can be: several tokens in one read)
-        assert re.search(r"\[([+-]\d+\.\d%|[-\d.]+), ([+-]\d+\.\d%|[-\d.]+)\]", row), row
+        head = f"concurrency {concurrency}: {second.name} vs {first.name} ("
+        if head not in out:
+            assert f"concurrency {concurrency}: invalid (" in out, out
+            continue
+        compared += 1
+        block = out.split(head, 1)[1].split("\n\n", 1)[0]
+        rows = [
+            line
+            for line in block.splitlines()
+            if re.match(r"\s+(output tok/s|tok/s per GPU|TTFT|ITL|TPOT|E2EL)", line)
+        ]
+        assert len(rows) == 10, out  # every KPI with records (no energy here)
+        for row in rows:
+            # the CI: in % of the baseline, or absolute when the baseline is 0 (the mocker's ITL
+            # p50 can be: several tokens in one read)
+            assert re.search(r"\[[^\]]+, [^\]]+\]", row) and "n/a" not in row, out
+    assert compared >= 1, out
     html = (tmp_path / "c.html").read_text()
     assert html.count('class="pt ') == 4  # 2 runs x 2 concurrencies on one Pareto chart
     doc = json.loads(
@@ -101,11 +112,12 @@ def test_the_last_job_of_a_4_point_sweep_writes_the_report_with_the_frontier(
     page = sweep / "sweep-report.html"
     assert page.is_file(), "the last job did not write the sweep report"
     html = page.read_text()
-    assert html.count('class="pt valid"') == 4  # every point and run on the Pareto chart
+    assert html.count('class="pt ') == 4  # every point and run on the Pareto chart
+    invalid = html.count('class="pt invalid"')  # a loaded machine can saturate the client
     frontier = re.search(r'<polyline class="frontier"[^>]*points="([^"]+)"', html)
     # a line: the mocker's step time grows with its batch at these speeds, so c=16 gives more
     # tok/s per GPU and less per user than c=4 (at speedup 20 it does not: c=16 dominates)
-    assert frontier is not None and len(frontier.group(1).split()) >= 2, html
+    assert frontier is not None and len(frontier.group(1).split()) >= (1 if invalid else 2), html
     assert "ratio=2" in html and "ratio=5" in html  # one curve per configuration
     for point in record["points"]:
         assert f'href="../../{point["job_id"]}/logs/perf_dashboard.html"' in html

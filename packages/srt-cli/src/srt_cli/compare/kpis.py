@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Literal
 
 from srt_cli.compare.bootstrap import (
@@ -100,14 +101,15 @@ def _from_records(
     _percentiles(stats, "ttft", window.ttft_ms, seed=seed, label=label, resamples=resamples)
     _percentiles(stats, "tpot", window.tpot_ms, seed=seed, label=label, resamples=resamples)
     _percentiles(stats, "e2el", window.e2el_ms, seed=seed, label=label, resamples=resamples)
-    pooled = sorted(g for gaps in window.itl_ms for g in gaps)
+    pooled = list(chain.from_iterable(window.itl_ms))
+    pooled.sort()
     if pooled:
         stats.values["itl_p50_ms"] = percentile(pooled, 50.0)
         stats.values["itl_p99_ms"] = percentile(pooled, 99.0)
         if resamples:
             rng = rng_for(seed, label, stats.concurrency, "itl")
             reps = pooled_percentile_replicates(
-                window.itl_ms, (50.0, 99.0), rng=rng, resamples=resamples
+                window.itl_ms, (50.0, 99.0), rng=rng, resamples=resamples, pooled=pooled
             )
             stats.replicates["itl_p50_ms"] = [r[0] for r in reps]
             stats.replicates["itl_p99_ms"] = [r[1] for r in reps]
