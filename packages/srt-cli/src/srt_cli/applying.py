@@ -21,7 +21,9 @@ from srt_schema.timestamps import iso_seconds_z
 if TYPE_CHECKING:
     from srt_cli.pinning import Pin
     from srt_cli.planning import PlannedJob
+    from srt_cli.resuming import Resumer
     from srt_cli.session import Session
+    from srt_cli.sweep_record import SweepWriter
     from srt_runtime.reporting.reproduce import ReproductionReference
     from srt_schema.load import LoadedJob
 
@@ -57,6 +59,13 @@ class Applier:
     records: int = 0
     local_failures: int = 0
     _used_ids: set[str] = field(default_factory=set)
+    #: The sweep folder of the source being applied (srt_cli.sweep_record), if it is a sweep.
+    _sweep: SweepWriter | None = None
+    #: Point identities and ``--resume`` (srt_cli.resuming); None: neither.
+    resumer: Resumer | None = None
+    #: A stop signal (SIGINT/SIGTERM/SIGHUP) reached srtctl while a local job ran: the job
+    #: stopped, and the source's remaining jobs are not started.
+    stopped_by: int | None = None
 
     # ------------------------------------------------------------------ one source
 
@@ -78,8 +87,17 @@ class Applier:
         checking = self.preflight and self.session.effective.preflight
         if checking and not self.local:
             self._preflight(planned)
+        jobs = [p.job for p in planned]
+        resumer = self.resumer
+        continued = resumer.continued_sweep(jobs) if resumer is not None else None
+        self._sweep = continued or self._start_sweep(source, jobs)
+        if resumer is not None:
+            planned = resumer.select(source, planned, self._sweep)
         started = 0
         for item in planned:
+            if self.stopped_by is not None:
+                self._say_stopped(source, len(planned) - started, len(planned))
+                break
             job, pins = self._pin(item.job)
             if self.local:
                 local = self._plan_local(job)
@@ -90,6 +108,26 @@ class Applier:
                 self._submit(job, pins)
             started += 1
         return started
+
+    def _say_stopped(self, source: Source, left: int, total: int) -> None:
+        again = f"--resume {self._sweep.folder}" if self._sweep is not None else "--resume"
+        self.say(
+            f"stopped by signal {self.stopped_by}: {left} of {total} jobs of {source.label} not "
+            f"started; srtctl apply {again} runs what is missing"
+        )
+
+    def _start_sweep(self, source: Source, jobs: list[LoadedJob]) -> SweepWriter | None:
+        """`<output>/sweeps/<name>-<stamp>/sweep.json` for a sweep (docs/compare.md)."""
+        if not any(job.sweep_params for job in jobs):
+            return None
+        from srt_cli.sweep_record import SweepWriter
+
+        stamp = _now().strftime("%Y%m%dT%H%M%SZ")
+        writer = SweepWriter.start(
+            Path(self.session.output_base), jobs, source=source.label, stamp=stamp
+        )
+        self.say(f"sweep of {len(jobs)} jobs: {writer.folder}")
+        return writer
 
     def _write_stand_in_model(self, folder: str) -> None:
         """The stand-in model (a tokenizer folder, srt_planner.stand_in) where every job of the
@@ -164,13 +202,17 @@ class Applier:
     def _metadata(self, planned: PlannedJob, job_id: str, now: dt.datetime) -> dict[str, Any]:
         from srt_cli.jobfiles import build_metadata
 
-        return build_metadata(
+        meta = build_metadata(
             planned,
             job_id=job_id,
             generated_at=now.strftime("%Y-%m-%d %H:%M:%S"),
             tags=self.tags,
             serve_only=self.serve_only,
         )
+        point = self.resumer.job_record(planned.job.name) if self.resumer is not None else None
+        if point is not None:
+            meta["sweep_point"] = point  # the point's identity (srt_cli.resume)
+        return meta
 
     def _files(
         self,
@@ -341,6 +383,8 @@ class Applier:
             output=staged_output(str(staging)),
         )
         job_dir = _job_folder(base, job_id)
+        if self._sweep is not None:
+            self._sweep.record_job(job, job_id)
         now = _now()
         meta = self._metadata(planned, job_id, now)
         files = self._files(planned, job_id=job_id, pins=pins, plan_json=False, meta=meta, now=now)
@@ -414,6 +458,9 @@ class Applier:
             stand_in=session.stand_in,
         )
 
+    def _stop_received(self, signum: int) -> None:
+        self.stopped_by = signum
+
     def _run_local(self, planned: PlannedJob, pins: list[Pin]) -> None:
         from srt_cli.jobfiles import write_job_files
         from srt_cli.preflight import preflight_path
@@ -434,6 +481,8 @@ class Applier:
         with writing(job_dir, what="the job folder"):
             write_job_files(job_dir, files, logs_at=self._log_dir(planned, job_id))
         self._announce(planned, job_id, meta, now)
+        if self._sweep is not None:
+            self._sweep.record_job(planned.job, job_id)
         self.say(f"running {planned.request.job_name} here as {job_id}: {job_dir}")
         command = shlex.join([session.python, "-m", "srt_runtime", "run", "--job-dir", "..."])
         self.say(f"  {command}")
@@ -442,6 +491,7 @@ class Applier:
             python=session.python,
             environ=environ,
             show=self.say,
+            on_stop=self._stop_received,
         )
         status = "finished" if code == 0 else "failed"
         self.say(f"job {job_id} {status} with exit code {code}: {job_dir}")

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -29,7 +30,22 @@ Examples:
   srtctl apply -f recipe.yaml --set benchmark.concurrencies=[8,16] -o /shared/outputs
   srtctl apply -f recipe.yaml --local          # run here, without Slurm
   srtctl apply -f recipe.yaml --local --stand-in-engines   # the recipe's own plan, no GPU
+
+\b
+Resuming a sweep (only the points without a valid result run again):
+  srtctl apply --resume outputs/sweeps/my-sweep-20261202T101500Z
+  srtctl apply -f sweep.yaml --resume          # the same sweep again, in ./outputs
 """
+
+RESUME_HELP = (
+    "Run only the points of the sweep (or the jobs of the recipe) without a valid result: no job "
+    "yet, failed, cancelled, no rollup, or an invalid rollup; reuse every valid one. A table of "
+    "each point, its job folder and the reason is printed first. SWEEP_DIR is the sweep folder "
+    "apply printed (<output>/sweeps/<name>-<time>/): without -f the sweep is applied as it was "
+    "(recipe, --set, --stand-in-engines); without SWEEP_DIR, -f is required and the earlier jobs "
+    "are looked for in the output folder (-o). Points are matched by their resolved recipe, not "
+    "by position (docs/recipes.md#resuming-a-sweep)."
+)
 
 
 def _tags(raw: str | None) -> list[str]:
@@ -37,7 +53,7 @@ def _tags(raw: str | None) -> list[str]:
 
 
 @click.command("apply", epilog=EPILOG)
-@file_option()
+@file_option(required=False)
 @set_options
 @output_option
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation (apply never asks).")
@@ -48,6 +64,15 @@ def _tags(raw: str | None) -> list[str]:
 @click.option("--local", "force_local", is_flag=True, help="Run here with the local launcher.")
 @click.option("--slurm", "force_slurm", is_flag=True, help="Submit with sbatch (the default).")
 @stand_in_option
+@click.option(
+    "--resume",
+    "resume",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[SWEEP_DIR]",
+    help=RESUME_HELP,
+)
 @json_option("One JSON line per submission on stdout; everything else goes to stderr.")
 @click.pass_obj
 def command(
@@ -65,6 +90,7 @@ def command(
     force_local: bool,
     force_slurm: bool,
     stand_in: bool,
+    resume: str | None,
     as_json: bool,
 ) -> None:
     """Validate, plan, preflight and submit one Slurm job per sweep point or override variant,
@@ -76,16 +102,54 @@ def command(
     --stand-in-engines runs (or submits) the recipe's own plan with only the GPU engines
     replaced by stand-ins; dry-run --stand-in-engines shows which processes are replaced and by
     what. A frontend that cannot be installed without GPUs is refused, not faked.
+
+    --resume starts only the sweep points without a valid result and reuses the others, after a
+    table of every point and why. A local sweep stopped by Ctrl-C/SIGTERM starts no further
+    point; apply says how to resume it.
     """
     from srt_cli.applying import Applier
+    from srt_cli.resuming import Resumer
     from srt_cli.session import open_session
 
     if force_local and force_slurm:
         raise CliUsageError("choose either --local or --slurm, not both")
     if serve_only and sweep:
         raise CliUsageError("--serve-only does not support sweeps")
+    if serve_only and resume is not None:
+        raise CliUsageError("--serve-only does not resume; drop --resume")
+    sweep_dir = Path(resume) if resume else None
+    recorded = None
+    if sweep_dir is not None:
+        from srt_cli.resume_io import find_sweep_folder, read_sweep_source
+
+        sweep_dir, jobs_base = find_sweep_folder(edge.cwd / sweep_dir)
+        if output is not None and (edge.cwd / output).resolve() != jobs_base:
+            raise CliUsageError(
+                f"--resume {resume}: its jobs are in {jobs_base}, not in -o {output}; drop -o"
+            )
+        output = str(jobs_base)
+        if not files:
+            if sets or unsets:
+                raise CliUsageError(
+                    f"--resume {resume} without -f applies the sweep as it was; to change it, "
+                    "pass the recipe too: -f RECIPE.yaml --set ... --resume SWEEP_DIR"
+                )
+            recorded = read_sweep_source(sweep_dir)
+            sets, unsets = recorded.sets or (), recorded.unsets
+            stand_in = stand_in or recorded.stand_in
+            sweep = sweep or recorded.force_sweep
+    elif not files:
+        raise CliUsageError(
+            "missing -f/--file: name a recipe (or --resume SWEEP_DIR to resume a sweep)"
+        )
     session = open_session(edge, output=output, sets=sets, unsets=unsets, stand_in=stand_in)
-    sources = read_sources(files, sys.stdin)
+    if recorded is not None:
+        from srt_cli.resume_io import source_from
+
+        assert sweep_dir is not None
+        sources = [source_from(recorded, sweep_dir)]
+    else:
+        sources = read_sources(files, sys.stdin)
     if serve_only and len(sources) != 1:
         raise CliUsageError("--serve-only expects a single config file, not a directory")
     say = _prose(as_json)
@@ -115,6 +179,16 @@ def command(
         preflight=not no_preflight,
         emit=_emitter(as_json),
         say=say,
+        resumer=Resumer(
+            session=session,
+            say=say,
+            emit=_emitter(as_json),
+            resume=resume is not None,
+            sweep_dir=sweep_dir,
+            sets=sets,
+            unsets=unsets,
+            force_sweep=sweep,
+        ),
     )
     errors: list[str] = []
 
