@@ -44,6 +44,11 @@ def test_aggregated_mocker_job_benchmarks_two_concurrencies(srt, tmp_path) -> No
     for concurrency, run in runs.items():
         assert run["throughput_toks"] > 0, concurrency
         assert run["completed_requests"] == 10 * concurrency
+        # a healthy run is judged valid with no reason (srt-bench validity)
+        assert run["validity"]["verdict"] == "valid", run["validity"]
+        assert not run["validity"].get("reasons"), run["validity"]
+    assert rollup["validity"]["verdict"] == "valid", rollup["validity"]
+    assert not rollup["validity"].get("reasons"), rollup["validity"]
 
     logs = job.job_dir / "logs"
     for name in ("node1_agg_w0.out", "node1_agg_w1.out", "node1_frontend_0.out", "benchmark.out"):

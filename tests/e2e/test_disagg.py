@@ -28,6 +28,9 @@ def _completed_everything(srt, job, concurrency: int) -> None:
     assert run["concurrency"] == concurrency
     assert run["completed_requests"] == 10 * concurrency
     assert run["throughput_toks"] > 0
+    # a healthy run is judged valid with no reason (srt-bench validity)
+    assert rollup["validity"]["verdict"] == "valid", rollup["validity"]
+    assert not rollup["validity"].get("reasons"), rollup["validity"]
 
 
 def test_disaggregated_workers_on_three_nodes_serve_over_nats(srt, slurm_cluster) -> None:
