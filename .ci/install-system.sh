@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the end-to-end tier needs (real Slurm + munge for the slurm-lab
 # cluster, the pyxis stub's build deps, and the services the scenarios start: etcd, NATS, nginx,
-# node exporter) and the browser tier's headless Chromium. Idempotent: when every binary is
+# node exporter) and the browser tier's headless Chromium; first, the runner tests' benchmark
+# clients from PyPI (.ci/install-bench-clients.sh). Idempotent: when every binary is
 # present it exits at once without touching apt.
 # Needs root (CI and the dev machines are root). Package daemons are NOT started by the install
 # (a temporary policy-rc.d refuses it): the tests start their own instances on their own ports.
@@ -34,6 +35,9 @@ ORDER=(slurm-wlm munge libslurm-dev etcd-server nats-server nginx prometheus-nod
   iproute2 util-linux procps gcc libc6-dev zstd libpmix-dev chromium fonts-dejavu-core)
 
 say() { echo "[install-system] $*" >&2; }
+
+# the runner tests' benchmark clients (aiperf, lm-eval, SGLang's bench_serving), from PyPI
+bash "$(dirname "$0")/install-bench-clients.sh" ${1:+"$1"}
 
 missing=()
 for pkg in "${ORDER[@]}"; do

@@ -272,7 +272,8 @@ def run_case(case: Case, base: Path) -> Outcome:
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         return Outcome(case, False, time.monotonic() - start, f"does not plan: {exc}")
     marker = f"{os.getpid()}-{time.monotonic_ns()}"
-    env = {**os.environ, MARKER: marker}
+    # an accuracy eval would fetch its dataset from the internet: offline, it fails at once
+    env = {**os.environ, MARKER: marker, "HF_DATASETS_OFFLINE": "1"}
     command = [*_srtctl(), "apply", "--local", "--stand-in-engines", "-f", str(recipe),
                "-o", str(base), "--json"]  # fmt: skip
     try:

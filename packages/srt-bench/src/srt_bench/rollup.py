@@ -39,6 +39,7 @@ __all__ = [
     "nearest_rank",
     "read_running_requests",
     "read_sa_bench_results",
+    "sglang_result_as_sa_bench",
     "write_rollup",
 ]
 
@@ -153,6 +154,25 @@ def _reference_run(doc: Mapping[str, Any]) -> RollupRun:
         tpot_median_ms=doc.get("median_tpot_ms"),
         itl_median_ms=doc.get("median_itl_ms"),
     )
+
+
+#: `sglang.bench_serving` result keys that differ from sa-bench's (same meaning and unit).
+SGLANG_RESULT_KEYS = {
+    "mean_e2e_latency_ms": "mean_e2el_ms",
+    "median_e2e_latency_ms": "median_e2el_ms",
+    "p99_e2e_latency_ms": "p99_e2el_ms",
+    "total_throughput": "total_token_throughput",
+}
+
+
+def sglang_result_as_sa_bench(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """An `sglang.bench_serving` result line in sa-bench's key names (the rest is the same
+    vLLM-derived schema: `max_concurrency`, `output_throughput`, `mean_ttft_ms`, ...)."""
+    out = {k: v for k, v in doc.items() if k not in SGLANG_RESULT_KEYS}
+    for theirs, ours in SGLANG_RESULT_KEYS.items():
+        if theirs in doc:
+            out[ours] = doc[theirs]
+    return out
 
 
 def build_sa_bench_rollup(

@@ -1,6 +1,7 @@
-"""Evaluation questions from JSON Lines files (pure parsing; `read_questions` reads the file).
+"""Evaluation questions (pure parsing; `read_questions` reads the file, in any form
+`formats.read_rows` reads).
 
-Formats (one object per line):
+Rows (one object per JSON Lines line):
 - gsm8k: `{"question": str, "answer": str}`, the answer ending in `#### <number>` (GSM8K's own).
 - mmlu / gpqa: `{"question": str, "choices": [4 str], "answer": 0-3 or "A"-"D", "subject"?: str}`;
   gpqa also accepts `{"question", "correct_answer", "incorrect_answers": [3 str]}` (choices are
@@ -20,6 +21,7 @@ from typing import Any
 import msgspec
 
 from srt_bench.errors import BenchDatasetError
+from srt_bench.evals.formats import read_rows
 from srt_bench.plans import EvalName
 
 __all__ = ["Question", "parse_question", "read_questions"]
@@ -120,23 +122,15 @@ def parse_question(name: EvalName, row: dict[str, Any], where: str, index: int) 
 
 
 def read_questions(name: EvalName, path: Path) -> list[Question]:
+    """Every question of the file (any form `formats.read_rows` reads)."""
     try:
-        lines = path.read_bytes().splitlines()
+        data = path.read_bytes()
     except OSError as exc:
         raise BenchDatasetError(
             f"cannot read the {name} dataset {path}: {exc.strerror}; set benchmark.dataset_path"
         ) from exc
     out: list[Question] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            row = msgspec.json.decode(line)
-        except msgspec.DecodeError as exc:
-            raise BenchDatasetError(f"{where}: not valid JSON: {exc}") from exc
-        if not isinstance(row, dict):
-            raise BenchDatasetError(f"{where}: expected a JSON object")
+    for where, row in read_rows(path, data):
         out.append(parse_question(name, row, where, len(out)))
     if not out:
         raise BenchDatasetError(f"{path}: the {name} dataset has no questions")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from srt_bench.config import BenchRunConfig
 from srt_bench.errors import BenchRequestError
 from srt_bench.evals.datasets import Question, read_questions
 from srt_bench.evals.scoring import build_prompt, is_correct
+from srt_bench.evals.sources import find_or_fetch, plan_lookup
 from srt_bench.plans import EvalPlan
 
 __all__ = ["build_report", "run_eval", "select_questions"]
@@ -123,8 +125,23 @@ async def _ask_all(
     return [list(answers[i * plan.repeat : (i + 1) * plan.repeat]) for i in range(len(prompts))]
 
 
-def run_eval(plan: EvalPlan, config: BenchRunConfig, out_dir: Path, *, log: Log) -> int:
-    questions = read_questions(plan.name, Path(plan.dataset_file))
+def run_eval(
+    plan: EvalPlan,
+    config: BenchRunConfig,
+    out_dir: Path,
+    *,
+    log: Log,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    lookup = plan_lookup(
+        plan.name,
+        dataset_path=plan.dataset_file,
+        datasets_dir=config.datasets_dir,
+        environ=os.environ if environ is None else environ,
+    )
+    dataset = find_or_fetch(lookup)
+    log(f"{plan.name}: questions from {dataset}")
+    questions = read_questions(plan.name, dataset)
     shots, selected = select_questions(plan, questions)
     prompts = [build_prompt(plan.name, q, shots) for q in selected]
     log(f"{plan.name}: {len(selected)} questions x {plan.repeat}, {plan.num_threads} concurrent")

@@ -1,16 +1,14 @@
-"""Settings of the accuracy evaluators (gsm8k, mmlu, gpqa, longbenchv2) with defaults (pure)."""
+"""Settings of the accuracy evaluators (gsm8k, mmlu, gpqa, longbenchv2) with defaults (pure).
+The dataset is found or fetched when the eval runs (`srt_bench.evals.sources`)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import msgspec
 
 from srt_bench.config import BenchRunConfig, check_in_range
-from srt_bench.errors import BenchConfigError
 from srt_bench.plans import EvalName, EvalPlan
 
-__all__ = ["DATASET_FILES", "EVAL_DEFAULTS", "build_eval"]
+__all__ = ["EVAL_DEFAULTS", "build_eval"]
 
 
 class _Defaults(msgspec.Struct, frozen=True, kw_only=True):
@@ -30,13 +28,6 @@ EVAL_DEFAULTS: dict[EvalName, _Defaults] = {
     "longbenchv2": _Defaults(num_examples=None, max_tokens=16384, num_threads=16, repeat=1),
 }
 
-#: File looked up in `datasets_dir` when `benchmark.dataset_path` is unset.
-DATASET_FILES: dict[EvalName, str] = {
-    "gsm8k": "gsm8k.jsonl",
-    "mmlu": "mmlu.jsonl",
-    "gpqa": "gpqa.jsonl",
-    "longbenchv2": "longbenchv2.jsonl",
-}
 
 LONGBENCH_MAX_CONTEXT = 128000
 
@@ -44,16 +35,6 @@ LONGBENCH_MAX_CONTEXT = 128000
 def build_eval(config: BenchRunConfig, name: EvalName) -> EvalPlan:
     b = config.benchmark
     d = EVAL_DEFAULTS[name]
-    if b.dataset_path:
-        dataset = b.dataset_path
-    elif config.datasets_dir:
-        dataset = str(Path(config.datasets_dir) / DATASET_FILES[name])
-    else:
-        raise BenchConfigError(
-            f"$.benchmark.dataset_path: {name} reads its questions from a JSON Lines file; set "
-            f"benchmark.dataset_path or datasets_dir (holding {DATASET_FILES[name]}) in the run "
-            "config (nothing is downloaded at run time)"
-        )
     check_in_range("num_examples", b.num_examples)
     check_in_range("max_tokens", b.max_tokens)
     check_in_range("num_threads", b.num_threads)
@@ -62,7 +43,7 @@ def build_eval(config: BenchRunConfig, name: EvalName) -> EvalPlan:
     check_in_range("num_shots", b.num_shots)
     return EvalPlan(
         name=name,
-        dataset_file=dataset,
+        dataset_file=b.dataset_path or None,
         num_examples=b.num_examples if b.num_examples is not None else d.num_examples,
         num_shots=b.num_shots if b.num_shots is not None else d.num_shots,
         max_tokens=b.max_tokens or d.max_tokens,

@@ -52,7 +52,8 @@ def build_custom(config: BenchRunConfig, out_dir: Path) -> CommandPlan:
 
 def build_lm_eval(config: BenchRunConfig, out_dir: Path, environ: Mapping[str, str]) -> CommandPlan:
     """The lm-eval CLI against the OpenAI completions route; tasks from `LM_EVAL_TASKS`
-    (default gsm8k), concurrency from `EVAL_CONC` (default 256)."""
+    (default gsm8k), concurrency from `EVAL_CONC` (default 256), extra task YAMLs from
+    `LM_EVAL_INCLUDE_PATH`."""
     tasks = environ.get("LM_EVAL_TASKS", "gsm8k")
     concurrency = environ.get("EVAL_CONC") or str(LM_EVAL_DEFAULT_CONCURRENCY)
     base = config.endpoint.rstrip("/")
@@ -67,7 +68,7 @@ def build_lm_eval(config: BenchRunConfig, out_dir: Path, environ: Mapping[str, s
         + ([f"tokenizer={config.tokenizer_path}"] if config.tokenizer_path else [])
     )
     results = out_dir / "eval_results"
-    argv = (
+    argv: tuple[str, ...] = (
         "lm_eval",
         "--model",
         "local-completions",
@@ -79,6 +80,9 @@ def build_lm_eval(config: BenchRunConfig, out_dir: Path, environ: Mapping[str, s
         str(results),
         "--log_samples",
     )
+    if environ.get("LM_EVAL_INCLUDE_PATH"):
+        # a folder of task YAMLs (local datasets: a node without the hub runs those)
+        argv += ("--include_path", environ["LM_EVAL_INCLUDE_PATH"])
     return CommandPlan(
         benchmark_type="lm-eval",
         commands=(
@@ -89,8 +93,13 @@ def build_lm_eval(config: BenchRunConfig, out_dir: Path, environ: Mapping[str, s
     )
 
 
-def build_sglang_bench(config: BenchRunConfig, out_dir: Path) -> CommandPlan:
-    """`python -m sglang.bench_serving --backend sglang-oai`, one run per concurrency."""
+def build_sglang_bench(
+    config: BenchRunConfig, out_dir: Path, environ: Mapping[str, str]
+) -> CommandPlan:
+    """`python -m sglang.bench_serving --backend sglang-oai`, one run per concurrency, each
+    writing `sglang-bench/results_concurrency_<c>.jsonl` (folded into the rollup). The
+    interpreter is `$SRT_SGLANG_PYTHON` when set (an environment with SGLang installed),
+    else `python` (the container's)."""
     b = config.benchmark
     if b.isl is None or b.isl < 1 or b.osl is None or b.osl < 1:
         raise BenchConfigError("$.benchmark: sglang-bench needs isl and osl greater than 0")
@@ -98,10 +107,13 @@ def build_sglang_bench(config: BenchRunConfig, out_dir: Path) -> CommandPlan:
     if not levels:
         raise BenchConfigError("$.benchmark.concurrencies: sglang-bench needs at least one level")
     rate = parse_request_rate(b.req_rate)
+    python = environ.get("SRT_SGLANG_PYTHON") or "python"
+    results = out_dir / "sglang-bench"
+    artifacts = {c: str(results / f"results_concurrency_{c}.jsonl") for c in levels}
     commands = tuple(
         Command(
             argv=(
-                "python",
+                python,
                 "-m",
                 "sglang.bench_serving",
                 "--backend",
@@ -126,13 +138,21 @@ def build_sglang_bench(config: BenchRunConfig, out_dir: Path) -> CommandPlan:
                 "inf" if math.isinf(rate) else str(rate),
                 "--warmup-requests",
                 "0",
+                "--output-file",
+                artifacts[c],
             )
             + (("--tokenizer", config.tokenizer_path) if config.tokenizer_path else ()),
             cwd=str(out_dir),
+            mkdirs=(str(results),),
         )
         for c in levels
     )
-    return CommandPlan(benchmark_type="sglang-bench", commands=commands)
+    return CommandPlan(
+        benchmark_type="sglang-bench",
+        commands=commands,
+        fold="sglang-per-concurrency",
+        artifacts=artifacts,
+    )
 
 
 def build_router(config: BenchRunConfig, out_dir: Path, environ: Mapping[str, str]) -> CommandPlan:

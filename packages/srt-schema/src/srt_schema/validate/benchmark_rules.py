@@ -157,13 +157,8 @@ def runner_inputs(ctx: Context) -> Iterator[Issue]:
             "e.g. agentperf_client_dir: /mnt/agentperf-client, agentperf_config: "
             "/mnt/workload.yaml, concurrencies: [4, 8] (or concurrency: 4)",
         )
-    elif kind in ACCURACY_EVALS and not bench.dataset_path:
-        yield ctx.issue(
-            "$.benchmark.dataset_path",
-            f"benchmark.type '{kind}' reads its questions from a local JSON Lines file and "
-            f"nothing is downloaded at run time; set benchmark.dataset_path to a {kind} .jsonl "
-            "file inside the container (mount it with container_mounts)",
-        )
+    elif kind in ACCURACY_EVALS:
+        yield from _offline_eval(ctx, kind)
     elif kind == "mooncake-router":
         workload = bench.mooncake_workload
         if workload is not None and workload not in MOONCAKE_WORKLOADS:
@@ -189,6 +184,36 @@ def runner_inputs(ctx: Context) -> Iterator[Issue]:
                 f"frontend.type '{ROUTER_BENCH_FRONTEND}', got '{frontend}'; set frontend.type: "
                 f"{ROUTER_BENCH_FRONTEND} or pick another benchmark.type",
             )
+
+
+#: Variables that switch a job offline (Hugging Face's own; srt_bench.evals.sources reads them).
+OFFLINE_VARIABLES = ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE")
+#: Where an offline job finds an eval's dataset when benchmark.dataset_path is unset.
+OFFLINE_DATASET_FOLDERS = ("SRT_DATASETS_DIR", "HF_DATASETS_CACHE", "HF_HOME")
+
+
+def _offline_eval(ctx: Context, kind: str) -> Iterator[Issue]:
+    """An accuracy eval fetches its dataset in the job unless the recipe's environment switches
+    it offline; then it must say where the file is (benchmark.dataset_path or a folder)."""
+    bench = ctx.recipe.benchmark
+    env = ctx.recipe.environment
+    offline = [
+        k for k in OFFLINE_VARIABLES if env.get(k, "").strip().lower() in {"1", "true", "yes", "on"}
+    ]
+    if not offline or bench.dataset_path:
+        return
+    if any(env.get(k) for k in OFFLINE_DATASET_FOLDERS):
+        return
+    yield ctx.issue(
+        "$.benchmark.dataset_path",
+        f"benchmark.type '{kind}' cannot find its dataset: environment {offline[0]}="
+        f"{env[offline[0]]} forbids the download, benchmark.dataset_path is unset and the "
+        "environment names no folder to look in (SRT_DATASETS_DIR, HF_DATASETS_CACHE, "
+        "HF_HOME; the default cache ~/.cache/huggingface/datasets is the node's, not known "
+        f"here); set benchmark.dataset_path to the {kind} file inside the container, set "
+        f"environment.SRT_DATASETS_DIR to a mounted folder holding {kind}.jsonl, or drop "
+        f"{offline[0]}",
+    )
 
 
 def _slow_down(ctx: Context) -> Iterator[Issue]:
@@ -232,10 +257,14 @@ def _sa_bench(ctx: Context) -> Iterator[Issue]:
     if dataset == "custom":
         missing = [] if bench.dataset_path else ["dataset_path"]
         example = "e.g. dataset_path: /data/prompts.jsonl, concurrencies: [4, 8]"
-    else:
+    elif bench.workload is None:
         missing = [k for k, v in (("isl", bench.isl), ("osl", bench.osl)) if v is None]
         example = "e.g. isl: 1024, osl: 1024, concurrencies: [4, 8]"
-    missing += [] if bench.concurrencies is not None else ["concurrencies"]
+    else:  # what a workload needs: capacity_rules.workload
+        missing, example = [], "e.g. concurrencies: [4, 8]"
+    # a capacity search chooses its own concurrencies (capacity_rules.capacity)
+    levels = bench.concurrencies is not None or bench.capacity is not None
+    missing += [] if levels else ["concurrencies"]
     yield from _need(ctx, "sa-bench", missing, example)
     tokenizer = bench.custom_tokenizer
     if tokenizer is not None and not is_local_tokenizer(tokenizer):
