@@ -238,14 +238,13 @@ def _run_workload(
         "num_prompts_mult": 3,
         "num_warmup_mult": 1,
     }
-    benchmark.update(bench)
+    benchmark.update(bench, workload=workload)
     config = {
         "benchmark": benchmark,
         "endpoint": d.url,
         "model_name": "tiny",
         "tokenizer_path": str(d.models["tiny"]),
         "total_gpus": 2,
-        "workload": workload,
     }
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench.json").write_text(json.dumps(config))
@@ -269,7 +268,7 @@ def _run_workload(
 def test_multi_turn_prompt_tokens_equal_the_mockers_usage(
     dynamo: Deployment, tmp_path: Path
 ) -> None:
-    doc = _run_workload(dynamo, tmp_path, {"kind": "multi-turn", "turns": 3, "think_time_s": 0.01})
+    doc = _run_workload(dynamo, tmp_path, {"type": "multi-turn", "turns": 3, "think_time_s": 0.01})
     n = 4 * 3  # ceil(4 * 3 / 3) = 4 conversations x 3 turns
     assert doc["completed"] == n
     # turn k: k + 1 user texts of 24 tokens and k answers of 12 (the mocker's own text)
@@ -281,7 +280,7 @@ def test_multi_turn_prompt_tokens_equal_the_mockers_usage(
 def test_shared_prefix_prompt_tokens_equal_the_mockers_usage(
     dynamo: Deployment, tmp_path: Path
 ) -> None:
-    workload = {"kind": "shared-prefix", "groups": 2, "prefix_tokens": 48, "suffix_tokens": 16}
+    workload = {"type": "shared-prefix", "groups": 2, "prefix_tokens": 48, "suffix_tokens": 16}
     doc = _run_workload(dynamo, tmp_path, workload)
     assert doc["input_lens"] == [64] * 12 and doc["output_lens"] == [12] * 12
     # 12 requests over 2 groups: at least 10 reuse their group's 48-token prefix
@@ -299,7 +298,7 @@ def test_trace_replay_prompt_tokens_equal_the_mockers_usage(
     ]
     trace = tmp_path / "trace.jsonl"
     trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    doc = _run_workload(dynamo, tmp_path / "out", {"kind": "trace-replay", "path": str(trace)})
+    doc = _run_workload(dynamo, tmp_path / "out", {"type": "trace-replay", "path": str(trace)})
     assert doc["input_lens"] == [600, 512, 700, 100]
     assert doc["output_lens"] == [8, 6, 4, 5]
     assert doc["workload"]["prefix_hit_tokens"] == 512 + 512

@@ -58,7 +58,7 @@ def _config(
         "num_warmup_mult": 1,
         "random_range_ratio": 1.0,
     }
-    benchmark.update(bench)
+    benchmark.update(bench, workload=workload)
     doc = {
         "benchmark": benchmark,
         "endpoint": url,
@@ -66,7 +66,6 @@ def _config(
         "tokenizer_path": str(model),
         "total_gpus": 1,
         "output_dir": str(out),
-        "workload": workload,
     }
     return decode_run_config(msgspec.json.encode(doc))
 
@@ -196,14 +195,14 @@ def test_a_malformed_trace_line_is_refused_with_its_line_number(tmp_path: Path) 
 
 
 def test_workload_fields_out_of_range_are_refused_with_their_path() -> None:
-    doc = {"benchmark": {"type": "sa-bench"}, "endpoint": "http://x", "model_name": "m"}
-    bad = {"kind": "shared-prefix", "groups": 2, "prefix_tokens": 8, "suffix_tokens": 4}
+    bad = {"type": "shared-prefix", "groups": 2, "prefix_tokens": 8, "suffix_tokens": 4}
+    benchmark = {"type": "sa-bench", "workload": {**bad, "prefix_ratio": 2}}
+    doc = {"benchmark": benchmark, "endpoint": "http://x", "model_name": "m", "total_gpus": 1}
     with pytest.raises(BenchConfigError) as exc:
-        decode_run_config(
-            msgspec.json.encode({**doc, "total_gpus": 1, "workload": {**bad, "prefix_ratio": 2}})
-        )
+        decode_run_config(msgspec.json.encode(doc))
     assert str(exc.value) == (
-        "bench.json: $.workload.prefix_ratio: 2.0 is out of range; it must be in [0, 1]"
+        "bench.json: $.benchmark.workload.prefix_ratio: 2.0 is out of range; prefix_ratio must "
+        "be a number in [0, 1]"
     )
 
 
@@ -212,12 +211,12 @@ def test_a_workload_with_a_custom_dataset_is_refused(tiny_model: Path, tmp_path:
         "http://127.0.0.1:1",
         tiny_model,
         tmp_path,
-        {"kind": "multi-turn", "turns": 2},
+        {"type": "multi-turn", "turns": 2},
         dataset_name="custom",
         dataset_path="/x.jsonl",
     )
     with pytest.raises(
-        BenchConfigError, match=r"\$.workload: a multi-turn workload builds its own"
+        BenchConfigError, match=r"\$.benchmark.workload: a multi-turn workload builds its own"
     ):
         build_plan(config, BuildContext(out_dir=tmp_path))
 
@@ -226,7 +225,7 @@ def test_a_workload_with_a_custom_dataset_is_refused(tiny_model: Path, tmp_path:
 def test_shared_prefix_run_reports_the_hit_potential_and_matching_token_counts(
     tiny_model: Path, tmp_path: Path
 ) -> None:
-    workload = {"kind": "shared-prefix", "groups": 1, "prefix_tokens": 32, "suffix_tokens": 8}
+    workload = {"type": "shared-prefix", "groups": 1, "prefix_tokens": 32, "suffix_tokens": 8}
     with _server() as server:
         lines = _run(_config(server.url, tiny_model, tmp_path, workload), tmp_path)
     r = _result(tmp_path)
@@ -249,7 +248,7 @@ def test_shared_prefix_run_reports_the_hit_potential_and_matching_token_counts(
 
 def test_no_shared_prefix_means_no_hit(tiny_model: Path, tmp_path: Path) -> None:
     workload = {
-        "kind": "shared-prefix",
+        "type": "shared-prefix",
         "groups": 1,
         "prefix_tokens": 32,
         "suffix_tokens": 8,
@@ -264,7 +263,7 @@ def test_no_shared_prefix_means_no_hit(tiny_model: Path, tmp_path: Path) -> None
 def test_multi_turn_carries_the_history_and_the_server_counts_it(
     api: bool, tiny_model: Path, tmp_path: Path
 ) -> None:
-    workload = {"kind": "multi-turn", "turns": 3, "think_time_s": 0.05}
+    workload = {"type": "multi-turn", "turns": 3, "think_time_s": 0.05}
     with _server() as server:
         _run(_config(server.url, tiny_model, tmp_path, workload, use_chat_template=api), tmp_path)
         # sanity + warmup 2 + test 1 + 2 conversations... at least c: ceil(2*4/3) = 3 x 3 turns
@@ -286,7 +285,7 @@ def test_trace_replay_follows_the_timestamps_and_the_hash_ids(
     tiny_model: Path, tmp_path: Path
 ) -> None:
     trace = _write_trace(tmp_path / "trace.jsonl")
-    workload = {"kind": "trace-replay", "path": str(trace), "speedup": 2.0, "block_tokens": 16}
+    workload = {"type": "trace-replay", "path": str(trace), "speedup": 2.0, "block_tokens": 16}
     with _server() as server:
         lines = _run(_config(server.url, tiny_model, tmp_path, workload), tmp_path)
     r = _result(tmp_path)

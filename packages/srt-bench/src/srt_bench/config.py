@@ -86,12 +86,16 @@ class BenchRunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     request_timeout_seconds: float = 6 * 3600.0
     #: Which OpenAI route sa-bench drives; `auto` = chat when `use_chat_template`, else completions.
     api: Literal["auto", "chat", "completions"] = "auto"
-    #: sa-bench only: what to send instead of independent random prompts (`multi-turn`,
-    #: `shared-prefix`, `trace-replay`; `srt_bench.workloads.config`). None: random or custom.
-    workload: Workload | None = None
     #: What the benchmark side of profiling does: the start/stop requests of each profiled
     #: worker and the measured-workload markers (`srt_bench.profile_control`). None: nothing.
     profiling: ProfilingControl | None = None
+
+    @property
+    def workload(self) -> Workload | None:
+        """sa-bench only: the recipe's `benchmark.workload` (`multi-turn`, `shared-prefix`,
+        `trace-replay`; `srt_bench.workloads.config`). None: independent random or custom
+        prompts."""
+        return self.benchmark.workload
 
 
 def decode_run_config(data: bytes, *, source: str = "bench.json") -> BenchRunConfig:

@@ -45,6 +45,7 @@ class SlowDown(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class SaBenchSettings(msgspec.Struct, frozen=True, kw_only=True):
+    #: Empty for a capacity search (`benchmark.capacity` chooses them).
     concurrencies: tuple[int, ...]
     dataset: SaBenchDataset
     dataset_path: str | None
@@ -108,7 +109,12 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
             f"got {config.total_gpus}"
         )
     concurrencies = parse_concurrencies(b.concurrencies)
-    if not concurrencies:
+    if b.capacity is not None and concurrencies:
+        raise BenchConfigError(
+            "$.benchmark.concurrencies: benchmark.capacity chooses the concurrencies it measures; "
+            "drop benchmark.concurrencies or benchmark.capacity"
+        )
+    if not concurrencies and b.capacity is None:
         raise BenchConfigError(
             "$.benchmark.concurrencies: sa-bench needs at least one concurrency, e.g. [4, 8]"
         )
@@ -176,7 +182,7 @@ def _workload_isl(config: BenchRunConfig, dataset: SaBenchDataset) -> int | None
     kind = workload_label(w)
     if dataset == "custom":
         raise BenchConfigError(
-            f"$.workload: a {kind} workload builds its own prompts; drop benchmark.dataset_name "
+            f"$.benchmark.workload: a {kind} workload builds its own prompts; drop dataset_name "
             "'custom' or the workload"
         )
     if not (b.custom_tokenizer or config.tokenizer_path):

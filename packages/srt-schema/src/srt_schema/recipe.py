@@ -14,6 +14,8 @@ __all__ = [
     "AIAnalysisConfig",
     "AtomBackend",
     "BenchmarkConfig",
+    "CapacitySearchConfig",
+    "CapacityTargets",
     "CpuPowerConfig",
     "CpuPowerExporterConfig",
     "DynamoConfig",
@@ -28,6 +30,7 @@ __all__ = [
     "LogProbe",
     "MockerBackend",
     "ModelConfig",
+    "MultiTurnWorkload",
     "NsysObservabilityConfig",
     "ObservabilityConfig",
     "OutputConfig",
@@ -48,6 +51,7 @@ __all__ = [
     "ServiceMetricsConfig",
     "ServicePlacementConfig",
     "ServiceReadinessConfig",
+    "SharedPrefixWorkload",
     "SlurmConfig",
     "SourceConfig",
     "SweepConfig",
@@ -57,6 +61,7 @@ __all__ = [
     "TelemetryConfig",
     "TelemetryExporterConfig",
     "TileRTBackend",
+    "TraceReplayWorkload",
     "VLLMBackend",
     "VLLMFailoverConfig",
 ]
@@ -89,6 +94,83 @@ class AtomBackend(Base, frozen=True, kw_only=True, forbid_unknown_fields=True, t
     mooncake_protocol: Literal["rdma", "tcp"] | None = None
 
 
+class CapacityTargets(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Latency targets of a capacity search, in milliseconds: each set field limits one percentile of
+    one metric as sa-bench reports it; a point meets the targets when every set limit holds. Set
+    at least one.
+    """
+
+    #: p50 TTFT (time to first token) must be at most this many milliseconds.
+    ttft_p50_ms: float | None = None
+    #: p90 TTFT (time to first token) must be at most this many milliseconds.
+    ttft_p90_ms: float | None = None
+    #: p99 TTFT (time to first token) must be at most this many milliseconds.
+    ttft_p99_ms: float | None = None
+    #: p50 TPOT (time per output token) must be at most this many milliseconds.
+    tpot_p50_ms: float | None = None
+    #: p90 TPOT (time per output token) must be at most this many milliseconds.
+    tpot_p90_ms: float | None = None
+    #: p99 TPOT (time per output token) must be at most this many milliseconds.
+    tpot_p99_ms: float | None = None
+    #: p50 ITL (gap between streamed tokens, pooled over requests) must be at most this many
+    #: milliseconds.
+    itl_p50_ms: float | None = None
+    #: p90 ITL (gap between streamed tokens, pooled over requests) must be at most this many
+    #: milliseconds.
+    itl_p90_ms: float | None = None
+    #: p99 ITL (gap between streamed tokens, pooled over requests) must be at most this many
+    #: milliseconds.
+    itl_p99_ms: float | None = None
+    #: p50 E2EL (request latency) must be at most this many milliseconds.
+    e2el_p50_ms: float | None = None
+    #: p90 E2EL (request latency) must be at most this many milliseconds.
+    e2el_p90_ms: float | None = None
+    #: p99 E2EL (request latency) must be at most this many milliseconds.
+    e2el_p99_ms: float | None = None
+
+
+class CapacitySearchConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Capacity search (sa-bench): instead of a fixed list of concurrencies, find the highest
+    concurrency whose measured latencies meet `targets`, measuring as few points as the data
+    allows (docs/telemetry-and-bench.md#capacity-search).
+    """
+
+    #: The latency limits every accepted point meets.
+    targets: CapacityTargets
+    #: The first point measured and the lowest answer; when it misses the targets the search ends
+    #: with no capacity.
+    min_concurrency: int = 1
+    #: The highest concurrency measured; when it meets the targets it is the answer (capacity is at
+    #: least this).
+    max_concurrency: int = 1024
+    #: The most points measured; the search stops there with the best bracket it has.
+    max_points: int = 10
+    #: The search stops when the lowest failing concurrency is at most (1 + tolerance) times the
+    #: highest passing one.
+    tolerance: float = 0.05
+    #: While no point has missed the targets, the next point is at most this many times the last one
+    #: (a bound on overshooting into overload).
+    max_step: float = 8.0
+
+
+class MultiTurnWorkload(Base, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="type", tag="multi-turn"):
+    """Multi-turn conversations: each turn sends the whole history (earlier user texts and the server's
+    answers) plus a new user text of `isl` tokens and asks for `osl` tokens.
+    """
+
+    #: Requests per conversation.
+    turns: int
+    #: Mean seconds between an answer and the next turn (0: at once).
+    think_time_s: float = 0.0
+    #: Think times are uniform in [t * (1 - j), t * (1 + j)].
+    think_time_jitter: float = 0.0
+    #: Conversations per concurrency; unset: ceil(concurrency * num_prompts_mult / turns), at least
+    #: the concurrency. Concurrency counts conversations in flight.
+    conversations: int | None = None
+    #: Block size (tokens) the prefix hit potential is counted in (vLLM's default KV block).
+    kv_block_tokens: int = 16
+
+
 class PlacementConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Where a component (the frontend or the benchmark client) runs."""
 
@@ -98,6 +180,24 @@ class PlacementConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     node: str = 'head'
 
 
+class SharedPrefixWorkload(Base, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="type", tag="shared-prefix"):
+    """Shared-prefix groups: a request uses one of `groups` prefixes of `prefix_tokens` with
+    probability `prefix_ratio` (else a prefix of its own), then `suffix_tokens` of its own, and
+    asks for `osl` tokens.
+    """
+
+    #: Distinct shared prefixes.
+    groups: int
+    #: Tokens of each prefix.
+    prefix_tokens: int
+    #: Tokens every request adds after its prefix.
+    suffix_tokens: int
+    #: Fraction of requests that use a group prefix.
+    prefix_ratio: float = 1.0
+    #: Block size (tokens) the prefix hit potential is counted in (vLLM's default KV block).
+    kv_block_tokens: int = 16
+
+
 class SweepConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Configuration for benchmark parameter sweeps."""
 
@@ -105,6 +205,21 @@ class SweepConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
     mode: Literal["zip", "grid"] = 'zip'
     #: Parameter name -> list of values to sweep over.
     parameters: dict[str, tuple[Any, ...]] = {}
+
+
+class TraceReplayWorkload(Base, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="type", tag="trace-replay"):
+    """Replay a Mooncake-format JSON Lines trace ({timestamp (ms), input_length, output_length,
+    hash_ids}) on its timestamps; requests that share hash_ids share those prompt blocks.
+    """
+
+    #: The trace file inside the benchmark container (mount it with container_mounts).
+    path: str
+    #: Arrival times are divided by this (2.0 replays twice as fast).
+    speedup: float = 1.0
+    #: Replay only the first N rows; unset: all.
+    max_requests: int | None = None
+    #: Tokens per hash id (the Mooncake format's block).
+    block_tokens: int = 512
 
 
 class BenchmarkConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -212,6 +327,13 @@ class BenchmarkConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     slow_down_sleep_time: float | None = None
     #: seconds until POST clears slow_down; unset = feature off
     slow_down_wait_time: float | None = None
+    #: sa-bench only (an extension of this project, docs/schema-extensions.md): search for the
+    #: highest concurrency meeting latency targets instead of running `concurrencies`.
+    capacity: CapacitySearchConfig | None = None
+    #: sa-bench only (an extension of this project, docs/schema-extensions.md): what to send instead
+    #: of independent random prompts (`type`: multi-turn, shared-prefix, trace-replay);
+    #: deterministic from the run's seed.
+    workload: MultiTurnWorkload | SharedPrefixWorkload | TraceReplayWorkload | None = None
 
 
 class CpuPowerConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):

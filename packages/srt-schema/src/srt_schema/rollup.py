@@ -23,6 +23,11 @@ to every run and to the file, and `ClientLoad` (the benchmark client's own event
 share during the window) to every run whose result JSON measured it. All omitted when absent, so
 an older rollup still decodes; `srtctl compare` / `report` and the dashboard read these names.
 
+Capacity (issue #20): a sa-bench capacity search adds `CapacityResult`
+(`srt_schema.rollup_capacity`: the targets, every measured point with its readings and why it was
+chosen, why the search stopped, a confidence statement); each point is also an ordinary run.
+Omitted otherwise.
+
 Readers are tolerant of unknown fields (unlike config structs): a rollup written by a newer
 srt-bench, or by the reference, still shows in `srtctl status`.
 """
@@ -33,6 +38,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
+
+from srt_schema.rollup_capacity import CapacityResult
 
 __all__ = [
     "ROLLUP_FILE",
@@ -193,6 +200,8 @@ class Rollup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     #: The whole run's verdict (`srt-bench validity`): its own reasons and every invalid
     #: window's, the detail prefixed with the window's concurrency.
     validity: Validity | None = None
+    #: Written by a sa-bench capacity search (`benchmark.capacity`).
+    capacity: CapacityResult | None = None
 
     def sorted_runs(self) -> tuple[RollupRun, ...]:
         return tuple(sorted(self.runs, key=lambda r: r.concurrency or 0))

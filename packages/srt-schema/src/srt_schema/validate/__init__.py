@@ -12,6 +12,7 @@ from srt_schema.errors import Issue
 from srt_schema.recipe import Recipe
 from srt_schema.validate import (
     benchmark_rules,
+    capacity_rules,
     dynamo_rules,
     frontend_rules,
     names_rules,
@@ -33,6 +34,7 @@ RULES: tuple[Rule, ...] = (
     *observe_rules.RULES,
     *services_rules.RULES,
     *benchmark_rules.RULES,
+    *capacity_rules.RULES,
     *unsupported_rules.RULES,
     *names_rules.RULES,
 )
