@@ -1,5 +1,7 @@
 """The sa-bench runner: sanity request, then per concurrency a warmup, a test prompt and the
-formal phase; one result JSON (and measurement window) per formal phase; the failure gate."""
+formal phase; one result JSON (and measurement window) per formal phase; the failure gate.
+The concurrencies are the settings' list, or chosen one at a time by a capacity search
+(`choose`). Just over 400 lines: the phase steps share one `_Phases` state, kept together."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ from srt_bench.workloads.session import (
     build_workload_summary,
 )
 
-__all__ = ["PhaseSummary", "count_missing_tokens", "prepare_requests", "run_sa_bench"]
+__all__ = ["Chooser", "PhaseSummary", "count_missing_tokens", "prepare_requests", "run_sa_bench"]
 
 #: Kept under its old name for callers of this module (it lives in `slow_down`).
 _slow_down_headers = slow_down_headers
@@ -51,6 +53,11 @@ class PhaseSummary(msgspec.Struct, frozen=True, kw_only=True):
     result_path: Path
     metrics: PhaseMetrics
     outcome: dict[str, Any]
+
+
+#: Adaptive phases (a capacity search): given every phase run so far, the next concurrency, or
+#: None to stop. A phase that fails the request gate then ends nothing: the chooser sees it.
+Chooser = Callable[[Sequence[PhaseSummary]], int | None]
 
 
 def prepare_requests(
@@ -196,11 +203,17 @@ class _Phases:
         prompts = _prompts(self.config, self.settings, self.tokenizer, count, seed)
         return prepare_requests(prompts, settings=self.settings, model=self.config.model_name)
 
-    async def run(self) -> list[PhaseSummary]:
+    async def run(self, choose: Chooser | None = None) -> list[PhaseSummary]:
         summaries: list[PhaseSummary] = []
         self.result_dir.mkdir(parents=True, exist_ok=True)
         try:
             await _sanity(self.client, self.config, self.settings)
+            if choose is not None:
+                while (c := choose(summaries)) is not None:
+                    seed = self.config.seed + 1000 * len(summaries)
+                    await self.warmup(c, seed, gate=False)
+                    summaries.append(await self.formal(c, seed))
+                return summaries
             for index, c in enumerate(self.settings.concurrencies):
                 seed = self.config.seed + 1000 * index
                 await self.warmup(c, seed)
@@ -218,7 +231,7 @@ class _Phases:
             await self.client.aclose()
         return summaries
 
-    async def warmup(self, c: int, seed: int) -> None:
+    async def warmup(self, c: int, seed: int, *, gate: bool = True) -> None:
         if self.settings.num_warmup_mult == 0:
             return
         warm = self.requests(c * self.settings.num_warmup_mult, seed + 1)
@@ -227,7 +240,7 @@ class _Phases:
             self.client, warm, concurrency=c, rate=WARMUP_REQUEST_RATE, seed=seed + 2
         )
         failed = [r for r in run.records if not r.success]
-        if len(failed) / len(warm) > MAX_FAILURE_RATE:
+        if gate and len(failed) / len(warm) > MAX_FAILURE_RATE:
             raise BenchGateError(
                 f"SA-Bench warmup failed at concurrency {c}: {len(failed)}/{len(warm)} "
                 f"requests failed (first error: {failed[0].error})"
@@ -377,8 +390,10 @@ def run_sa_bench(
     *,
     window_dir: Path | None = None,
     log: Log = lambda _line: None,
+    choose: Chooser | None = None,
 ) -> list[PhaseSummary]:
-    """Run every phase; raises `BenchGateError` after writing the failing phase's result."""
+    """Run every phase; raises `BenchGateError` after writing the failing phase's result. With
+    `choose`, run the phases it picks instead of `settings.concurrencies` (no gate raises)."""
     tokenizer = read_tokenizer(settings.tokenizer_path) if settings.tokenizer_path else None
     if settings.slow_down_ignored:
         log(settings.slow_down_ignored)
@@ -390,4 +405,4 @@ def run_sa_bench(
         window_dir=window_dir,
         log=log,
     )
-    return asyncio.run(phases.run())
+    return asyncio.run(phases.run(choose))

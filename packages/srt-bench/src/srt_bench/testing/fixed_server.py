@@ -2,7 +2,10 @@
 
 It answers every completion or chat request at once with a fixed stream, so a benchmark against it
 measures the client, not the server. Behaviours cover the shapes real servers produce: one token
-per chunk, tokens only in `usage` (the Dynamo mocker 1.6.1 trap), no `usage` at all, failures.
+per chunk, tokens only in `usage` (the Dynamo mocker 1.6.1 trap), no `usage` at all, failures;
+or it sends each token on a known schedule, fixed (`schedule`) or following the load
+(`curve`: latency rising with the requests in flight, for the capacity search). Just over 400
+lines: one protocol class and its response shapes, kept together.
 
 Run it as a process: `python -m srt_bench.testing --port 18080 --tokens 64`.
 """
@@ -13,11 +16,12 @@ import argparse
 import asyncio
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import msgspec
 
+from srt_bench.testing.curve import LatencyCurve
 from srt_bench.testing.schedule import TokenSchedule, prompt_key, token_times
 
 __all__ = ["FixedStreamServer", "ServerBehaviour", "main"]
@@ -40,6 +44,9 @@ class ServerBehaviour(msgspec.Struct, frozen=True, kw_only=True):
     #: the sender knows every request's truth). `GET /schedule_stats` reports, and resets, how
     #: late the server's writes were against it.
     schedule: TokenSchedule | None = None
+    #: Send each token on the schedule of the load the request arrives at (`per_token` mode; the
+    #: requests in flight, itself included; `srt_bench.testing.curve`). Wins over `schedule`.
+    curve: LatencyCurve | None = None
 
 
 class _Body(msgspec.Struct):
@@ -124,6 +131,8 @@ class _State:
         self.slow_down_bodies: list[float | None] = []
         #: Seconds each scheduled write came after its due time.
         self.lateness: list[float] = []
+        #: Scheduled responses not yet finished (the load a `curve` is a function of).
+        self.in_flight = 0
         self.transports: set[asyncio.Transport] = set()
         self.fixed: dict[bool, bytes] = {
             chat: b"".join(_stream_parts(behaviour, chat, behaviour.output_tokens, 0))
@@ -211,7 +220,8 @@ class _Protocol(asyncio.Protocol):
             )
             return
         chat = path == "/v1/chat/completions"
-        if not (b.honour_max_tokens or b.count_prompt_tokens or b.inter_chunk_delay or b.schedule):
+        scripted = b.schedule is not None or b.curve is not None
+        if not (b.honour_max_tokens or b.count_prompt_tokens or b.inter_chunk_delay or scripted):
             self._write(state.fixed[chat], close)
             return
         req = _body_decoder.decode(body)
@@ -222,6 +232,11 @@ class _Protocol(asyncio.Protocol):
         text = prompt_key(req.prompt, [c for c in contents if isinstance(c, str)])
         prompt_tokens = len(text.split()) if b.count_prompt_tokens else 0
         parts = _stream_parts(b, chat, tokens, prompt_tokens)
+        if b.curve is not None and b.mode == "per_token" and tokens > 0:
+            state.in_flight += 1
+            times = token_times(b.curve.schedule_at(state.in_flight), text, tokens)
+            self._scheduled(parts, times, close, done=self._finished)
+            return
         if b.schedule is not None and b.mode == "per_token" and tokens > 0:
             self._scheduled(parts, token_times(b.schedule, text, tokens), close)
             return
@@ -230,11 +245,21 @@ class _Protocol(asyncio.Protocol):
             return
         asyncio.get_running_loop().create_task(self._slow(parts, close))
 
-    def _scheduled(self, parts: Sequence[bytes], times: Sequence[float], close: bool) -> None:
-        """Head now; token i at `times[i]` after now; the tail with the last token."""
+    def _finished(self) -> None:
+        self._state.in_flight -= 1
+
+    def _scheduled(
+        self,
+        parts: Sequence[bytes],
+        times: Sequence[float],
+        close: bool,
+        done: Callable[[], None] | None = None,
+    ) -> None:
+        """Head now; token i at `times[i]` after now; the tail with the last token; `done` once
+        the response ended (sent, or its connection gone)."""
         assert self._transport is not None
         self._transport.write(parts[0])
-        _ScheduledStream(self, parts, times, close).start()
+        _ScheduledStream(self, parts, times, close, done).start()
 
     async def _slow(self, parts: Sequence[bytes], close: bool) -> None:
         for i, part in enumerate(parts):
@@ -246,15 +271,21 @@ class _Protocol(asyncio.Protocol):
 class _ScheduledStream:
     """One response on its schedule: one timer pending at a time (the next token's)."""
 
-    __slots__ = ("close", "loop", "parts", "protocol", "t0", "times")
+    __slots__ = ("close", "done", "loop", "parts", "protocol", "t0", "times")
 
     def __init__(
-        self, protocol: _Protocol, parts: Sequence[bytes], times: Sequence[float], close: bool
+        self,
+        protocol: _Protocol,
+        parts: Sequence[bytes],
+        times: Sequence[float],
+        close: bool,
+        done: Callable[[], None] | None,
     ) -> None:
         self.protocol = protocol
         self.parts = parts
         self.times = times
         self.close = close
+        self.done = done
         self.loop = asyncio.get_running_loop()
         self.t0 = self.loop.time()
 
@@ -264,9 +295,13 @@ class _ScheduledStream:
     def emit(self, i: int) -> None:
         transport = self.protocol.transport
         if transport is None or transport.is_closing():
+            if self.done is not None:
+                self.done()
             return
         self.protocol.state.lateness.append(self.loop.time() - self.t0 - self.times[i])
         if i == len(self.times) - 1:
+            if self.done is not None:
+                self.done()
             transport.write(self.parts[i + 1] + self.parts[-1])
             if self.close:
                 transport.close()
@@ -342,6 +377,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--itl-ms", type=float, default=0.0, help="nominal gap between tokens")
     parser.add_argument("--jitter", type=float, default=0.0, help="each time x 1 + U(-j, j)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--ttft-ms-per-stream",
+        type=float,
+        help="a latency curve (srt_bench.testing.curve): TTFT = --ttft-ms + this x streams in "
+        "flight beyond --knee",
+    )
+    parser.add_argument("--itl-ms-per-stream", type=float, default=0.0, help="the same for ITL")
+    parser.add_argument("--knee", type=int, default=0, help="streams served at the base latency")
     args = parser.parse_args(argv)
     schedule = None
     if args.ttft_ms is not None:
@@ -351,10 +394,20 @@ def main(argv: Sequence[str] | None = None) -> None:
             jitter=args.jitter,
             seed=args.seed,
         )
+    curve = None
+    if args.ttft_ms_per_stream is not None:
+        curve = LatencyCurve(
+            ttft_ms=args.ttft_ms or 0.0,
+            itl_ms=args.itl_ms,
+            ttft_ms_per_stream=args.ttft_ms_per_stream,
+            itl_ms_per_stream=args.itl_ms_per_stream,
+            knee=args.knee,
+        )
     behaviour = ServerBehaviour(
         mode=args.mode,
         output_tokens=args.tokens,
         honour_max_tokens=args.honour_max_tokens,
-        schedule=schedule,
+        schedule=None if curve is not None else schedule,
+        curve=curve,
     )
     asyncio.run(_serve(behaviour, args.port))

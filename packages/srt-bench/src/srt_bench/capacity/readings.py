@@ -1,0 +1,167 @@
+"""Targets and readings: what a capacity search measures at one point (pure).
+
+A point's readings come from its sa-bench result document (the per-request arrays `ttfts`,
+`e2els`, `itls`, `output_lens`, `errors`; seconds): the same samples and the same percentile
+(linear interpolation between closest ranks) as the document's own `p<P>_<metric>_ms` keys, plus
+a 95% confidence interval of that percentile.
+
+The interval is distribution-free, from order statistics: with `n` sorted samples and quantile
+`q`, the ranks `floor(nq - z sqrt(nq(1-q)))` and `ceil(nq + z sqrt(nq(1-q))) + 1` (z = 1.96)
+bound it (the normal approximation of the binomial count of samples below the quantile). It costs
+one sort, needs no resampling and no seed, so it is cheap for the 10^5 pooled ITL gaps of a
+large point where a bootstrap is not. An end the sample is too small to bound is None (p99 needs
+about 700 samples for both ends). ITL gaps are pooled over requests and treated as independent
+samples; gaps of one stream are correlated, so the ITL interval is a little optimistic.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import msgspec
+
+from srt_bench.errors import BenchConfigError
+from srt_bench.stats import Metric, percentile
+from srt_schema.recipe import CapacitySearchConfig
+from srt_schema.rollup_capacity import CapacityTarget, TargetReading
+
+__all__ = [
+    "Z_95",
+    "SearchSpec",
+    "build_readings",
+    "build_search_spec",
+    "percentile_interval",
+    "request_samples",
+]
+
+#: The two-sided 95% quantile of the normal distribution.
+Z_95 = 1.959964
+_TARGET_KEY = re.compile(r"^(ttft|tpot|itl|e2el)_p(\d+)_ms$")
+
+
+class SearchSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """`benchmark.capacity`, resolved: the set targets in the schema's order, and the range."""
+
+    targets: tuple[CapacityTarget, ...]
+    min_concurrency: int
+    max_concurrency: int
+    max_points: int
+    tolerance: float
+    max_step: float
+
+
+def build_search_spec(config: CapacitySearchConfig) -> SearchSpec:
+    """The spec of a recipe's `benchmark.capacity` (`srtctl validate` refuses the same)."""
+    targets: list[CapacityTarget] = []
+    for key, limit in msgspec.structs.asdict(config.targets).items():
+        found = _TARGET_KEY.match(key)
+        if limit is None or found is None:
+            continue
+        metric = cast(Metric, found.group(1))
+        targets.append(
+            CapacityTarget(
+                name=key, metric=metric, percentile=float(found.group(2)), limit_ms=float(limit)
+            )
+        )
+    if not targets:
+        raise BenchConfigError(
+            "$.benchmark.capacity.targets: a capacity search needs at least one latency target, "
+            "e.g. ttft_p99_ms: 500"
+        )
+    if config.min_concurrency > config.max_concurrency:
+        raise BenchConfigError(
+            f"$.benchmark.capacity.min_concurrency: {config.min_concurrency} is above "
+            f"max_concurrency {config.max_concurrency}"
+        )
+    return SearchSpec(
+        targets=tuple(targets),
+        min_concurrency=config.min_concurrency,
+        max_concurrency=config.max_concurrency,
+        max_points=config.max_points,
+        tolerance=config.tolerance,
+        max_step=config.max_step,
+    )
+
+
+def percentile_interval(
+    ordered: Sequence[float], p: float, z: float = Z_95
+) -> tuple[float | None, float | None]:
+    """The confidence interval of the `p`-th percentile of sorted samples (None: unbounded)."""
+    n = len(ordered)
+    if n == 0:
+        return None, None
+    q = p / 100.0
+    half = z * math.sqrt(n * q * (1.0 - q))
+    low_rank = math.floor(n * q - half)
+    high_rank = math.ceil(n * q + half) + 1
+    low = ordered[low_rank - 1] if 1 <= low_rank <= n else None
+    high = ordered[high_rank - 1] if 1 <= high_rank <= n else None
+    return low, high
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def request_samples(doc: Mapping[str, Any]) -> dict[Metric, list[float]]:
+    """Milliseconds per metric over the completed requests (the definitions of `srt_bench.stats`:
+    TPOT = (latency - TTFT) / (tokens - 1) with more than one token; ITL pooled)."""
+    errors = doc.get("errors") or []
+    ttfts = doc.get("ttfts") or []
+    e2els = doc.get("e2els") or []
+    itls = doc.get("itls") or []
+    outs = doc.get("output_lens") or []
+    out: dict[Metric, list[float]] = {"ttft": [], "tpot": [], "itl": [], "e2el": []}
+    for i, error in enumerate(errors):
+        if error:
+            continue
+        ttft = _seconds(ttfts[i]) if i < len(ttfts) else None
+        e2el = _seconds(e2els[i]) if i < len(e2els) else None
+        tokens = outs[i] if i < len(outs) else 0
+        if ttft is not None:
+            out["ttft"].append(ttft * 1000.0)
+        if e2el is not None:
+            out["e2el"].append(e2el * 1000.0)
+            if ttft is not None and isinstance(tokens, int) and tokens >= 2:
+                out["tpot"].append((e2el - ttft) / (tokens - 1) * 1000.0)
+        gaps = itls[i] if i < len(itls) else []
+        out["itl"].extend(g * 1000.0 for g in gaps if isinstance(g, int | float))
+    return out
+
+
+def build_readings(
+    doc: Mapping[str, Any], targets: Sequence[CapacityTarget]
+) -> tuple[TargetReading, ...]:
+    """Every target's reading at the point whose result document is `doc`."""
+    samples = {name: sorted(values) for name, values in request_samples(doc).items()}
+    readings: list[TargetReading] = []
+    for t in targets:
+        ordered = samples[t.metric]
+        if not ordered:
+            readings.append(
+                TargetReading(
+                    target=t.name,
+                    value_ms=None,
+                    ci_low_ms=None,
+                    ci_high_ms=None,
+                    samples=0,
+                    meets=False,
+                )
+            )
+            continue
+        value = percentile(ordered, t.percentile)
+        low, high = percentile_interval(ordered, t.percentile)
+        readings.append(
+            TargetReading(
+                target=t.name,
+                value_ms=value,
+                ci_low_ms=low,
+                ci_high_ms=high,
+                samples=len(ordered),
+                meets=value <= t.limit_ms,
+            )
+        )
+    return tuple(readings)
