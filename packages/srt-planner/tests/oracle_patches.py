@@ -83,8 +83,7 @@ PATCHES: dict[str, Patch] = {
     ),
     "benchmark.dataset_path": Patch(
         applies=lambda doc: (
-            _bench(doc).get("type") in ("mooncake-router", "gsm8k", "gpqa")
-            and not _bench(doc).get("dataset_path")
+            _bench(doc).get("type") == "mooncake-router" and not _bench(doc).get("dataset_path")
         ),
         overrides=(parse_set(f"benchmark.dataset_path={PLACEHOLDER_DATASET}"),),
         refused=("$.benchmark.dataset_path",),

@@ -559,10 +559,10 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         lambda d: d["benchmark"].update(num_shots=5),
         "$.benchmark.num_shots",
         "benchmark.type 'sa-bench' does not use num_shots; fields it accepts: aiperf_args, "
-        "aiperf_package, colocate_with_frontend, concurrencies, custom_tokenizer, dataset_name, "
-        "dataset_path, isl, num_prompts_mult, num_warmup_mult, osl, placement, "
+        "aiperf_package, capacity, colocate_with_frontend, concurrencies, custom_tokenizer, "
+        "dataset_name, dataset_path, isl, num_prompts_mult, num_warmup_mult, osl, placement, "
         "random_range_ratio, req_rate, reuse_http_connections, slow_down_sleep_time, "
-        "slow_down_wait_time, stream_output, sweep, type, use_chat_template",
+        "slow_down_wait_time, stream_output, sweep, type, use_chat_template, workload",
     ),
     (
         "malformed concurrency string",
@@ -705,12 +705,16 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "to a local folder holding the model's tokenizer.json",
     ),
     (
-        "accuracy eval without a dataset",
-        lambda d: d.update(benchmark={"type": "mmlu"}),
+        "offline accuracy eval that names no dataset",
+        lambda d: d.update(benchmark={"type": "mmlu"}, environment={"HF_DATASETS_OFFLINE": "1"}),
         "$.benchmark.dataset_path",
-        "benchmark.type 'mmlu' reads its questions from a local JSON Lines file and nothing is "
-        "downloaded at run time; set benchmark.dataset_path to a mmlu .jsonl file inside the "
-        "container (mount it with container_mounts)",
+        "benchmark.type 'mmlu' cannot find its dataset: environment HF_DATASETS_OFFLINE=1 "
+        "forbids the download, benchmark.dataset_path is unset and the environment names no "
+        "folder to look in (SRT_DATASETS_DIR, HF_DATASETS_CACHE, HF_HOME; the default cache "
+        "~/.cache/huggingface/datasets is the node's, not known here); set "
+        "benchmark.dataset_path to the mmlu file inside the container, set "
+        "environment.SRT_DATASETS_DIR to a mounted folder holding mmlu.jsonl, or drop "
+        "HF_DATASETS_OFFLINE",
     ),
     (
         "mooncake-router without a trace",
@@ -861,6 +865,23 @@ def test_a_custom_dataset_needs_no_synthetic_lengths() -> None:
 @pytest.mark.parametrize("kind", ["gsm8k", "mmlu", "gpqa", "longbenchv2"])
 def test_an_accuracy_eval_with_a_dataset_file_loads(kind: str) -> None:
     doc = _edit(lambda d: d.update(benchmark={"type": kind, "dataset_path": f"/d/{kind}.jsonl"}))
+    assert _issues(doc) == []
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        {},  # fetched in the job
+        {"HF_HUB_OFFLINE": "1", "SRT_DATASETS_DIR": "/datasets"},
+        {"HF_DATASETS_OFFLINE": "true", "HF_DATASETS_CACHE": "/cache/datasets"},
+        {"HF_DATASETS_OFFLINE": "0"},
+    ],
+)
+@pytest.mark.parametrize("kind", ["gsm8k", "longbenchv2"])
+def test_an_accuracy_eval_without_a_dataset_file_loads_unless_offline_with_no_folder(
+    kind: str, environment: dict[str, str]
+) -> None:
+    doc = _edit(lambda d: d.update(benchmark={"type": kind}, environment=environment))
     assert _issues(doc) == []
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import subprocess
 import threading
@@ -12,9 +13,10 @@ from typing import Any, assert_never
 
 import msgspec
 
+from srt_bench.capacity.run import read_capacity, run_capacity
 from srt_bench.config import BenchRunConfig
 from srt_bench.errors import BenchDatasetError, BenchError
-from srt_bench.plans import CommandPlan, EvalPlan, ManualPlan, Plan, SaBenchPlan
+from srt_bench.plans import CapacityPlan, CommandPlan, EvalPlan, ManualPlan, Plan, SaBenchPlan
 from srt_bench.profile_control import mark, start_profiles, stop_profiles
 from srt_bench.rollup import (
     GpuCounts,
@@ -24,6 +26,7 @@ from srt_bench.rollup import (
     nearest_rank,
     read_running_requests,
     read_sa_bench_results,
+    sglang_result_as_sa_bench,
     write_rollup,
 )
 from srt_bench.sa_bench import run_sa_bench
@@ -68,6 +71,9 @@ def write_sa_bench_rollup(config: BenchRunConfig, out_dir: Path, now: dt.datetim
         osl=osl,
         timestamp=iso_micros_z(now),
     )
+    capacity = read_capacity(out_dir)  # a capacity search's record, beside its results
+    if capacity is not None:
+        rollup = msgspec.structs.replace(rollup, capacity=capacity)
     return _write_with_csv(config, out_dir, rollup)
 
 
@@ -78,6 +84,23 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise BenchDatasetError(f"cannot read aiperf output {path}: {exc}") from exc
     if not isinstance(doc, dict):
         raise BenchDatasetError(f"{path}: expected a JSON object")
+    return doc
+
+
+def _last_json_line(path: Path) -> dict[str, Any] | None:
+    """The last run `sglang.bench_serving --output-file` appended (None: no file)."""
+    if not path.is_file():
+        return None
+    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    if not lines:
+        return None
+    try:
+        # Python's json: SGLang writes `"request_rate": Infinity` for `inf`
+        doc = json.loads(lines[-1])
+    except ValueError as exc:
+        raise BenchDatasetError(f"{path}: the last line is not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise BenchDatasetError(f"{path}: expected a JSON object per line")
     return doc
 
 
@@ -120,6 +143,19 @@ def _fold(
                 runs=build_aiperf_runs(exports),
             )
             return _write_with_csv(config, out_dir, rollup)
+        case "sglang-per-concurrency":
+            docs = [d for f in plan.artifacts.values() if (d := _last_json_line(Path(f)))]
+            if not docs:
+                return None
+            rollup = build_sa_bench_rollup(
+                # its result lines do not name the model: the served name asked for
+                [{"model_id": config.model_name, **sglang_result_as_sa_bench(d)} for d in docs],
+                isl=config.benchmark.isl,
+                osl=config.benchmark.osl,
+                timestamp=iso_micros_z(now),
+                benchmark_type=plan.benchmark_type,
+            )
+            return _write_with_csv(config, out_dir, rollup)
         case _:
             assert_never(plan.fold)
 
@@ -146,6 +182,29 @@ def _run_commands(plan: CommandPlan, log: Log) -> int:
     return 0
 
 
+def _run_phases(
+    config: BenchRunConfig,
+    out_dir: Path,
+    phases: Callable[[], object],
+    *,
+    log: Log,
+    now: Callable[[], dt.datetime],
+) -> None:
+    """sa-bench phases (a fixed list or a capacity search) between the profile start/stop
+    requests; the rollup is written whatever happens."""
+    profiling = config.profiling
+    if profiling is not None:
+        start_profiles(profiling, log)
+    try:
+        phases()
+    finally:
+        if profiling is not None:
+            stop_profiles(profiling, log)
+        path = write_sa_bench_rollup(config, out_dir, now())
+        if path is not None:
+            log(f"rollup: {path}")
+
+
 def run_plan(
     plan: Plan,
     config: BenchRunConfig,
@@ -161,16 +220,24 @@ def run_plan(
     profiling = config.profiling
     match plan:
         case SaBenchPlan(settings=settings):
-            if profiling is not None:
-                start_profiles(profiling, log)
-            try:
-                run_sa_bench(config, settings, out_dir, window_dir=window_dir, log=log)
-            finally:
-                if profiling is not None:
-                    stop_profiles(profiling, log)
-                path = write_sa_bench_rollup(config, out_dir, now())
-                if path is not None:
-                    log(f"rollup: {path}")
+            _run_phases(
+                config,
+                out_dir,
+                lambda: run_sa_bench(config, settings, out_dir, window_dir=window_dir, log=log),
+                log=log,
+                now=now,
+            )
+            return 0
+        case CapacityPlan(settings=settings, spec=spec):
+            _run_phases(
+                config,
+                out_dir,
+                lambda: run_capacity(
+                    config, settings, spec, out_dir, window_dir=window_dir, log=log
+                ),
+                log=log,
+                now=now,
+            )
             return 0
         case CommandPlan():
             if profiling is not None:

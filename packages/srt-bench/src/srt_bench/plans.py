@@ -7,11 +7,13 @@ from typing import Literal
 
 import msgspec
 
+from srt_bench.capacity.readings import SearchSpec
 from srt_bench.sa_bench_settings import SaBenchSettings
 from srt_schema.registry import AccuracyEval
 from srt_schema.rollup import RollupConfig
 
 __all__ = [
+    "CapacityPlan",
     "Command",
     "CommandPlan",
     "EvalName",
@@ -23,7 +25,7 @@ __all__ = [
 ]
 
 #: How a command runner's output is folded into `benchmark-rollup.json` afterwards.
-RollupFold = Literal["none", "aiperf-per-concurrency", "aiperf-embed"]
+RollupFold = Literal["none", "aiperf-per-concurrency", "aiperf-embed", "sglang-per-concurrency"]
 #: The accuracy evaluators, declared once in srt-schema's registry (srtctl validate reads it too).
 EvalName = AccuracyEval
 
@@ -41,6 +43,14 @@ class SaBenchPlan(msgspec.Struct, frozen=True, kw_only=True, tag="sa-bench"):
     settings: SaBenchSettings
 
 
+class CapacityPlan(msgspec.Struct, frozen=True, kw_only=True, tag="capacity"):
+    """sa-bench with `benchmark.capacity`: the search picks the concurrencies
+    (`srt_bench.capacity`)."""
+
+    settings: SaBenchSettings
+    spec: SearchSpec
+
+
 class CommandPlan(msgspec.Struct, frozen=True, kw_only=True, tag="command"):
     benchmark_type: str
     #: Run in order; the first non-zero exit code stops the run and is the runner's exit code.
@@ -54,7 +64,8 @@ class CommandPlan(msgspec.Struct, frozen=True, kw_only=True, tag="command"):
 
 class EvalPlan(msgspec.Struct, frozen=True, kw_only=True, tag="eval"):
     name: EvalName
-    dataset_file: str
+    #: `benchmark.dataset_path`; None: found or fetched at run time (`srt_bench.evals.sources`).
+    dataset_file: str | None
     num_examples: int | None
     num_shots: int
     max_tokens: int
@@ -71,4 +82,4 @@ class ManualPlan(msgspec.Struct, frozen=True, kw_only=True, tag="manual"):
     """Serve until stopped: no client runs."""
 
 
-Plan = SaBenchPlan | CommandPlan | EvalPlan | ManualPlan
+Plan = SaBenchPlan | CapacityPlan | CommandPlan | EvalPlan | ManualPlan

@@ -289,8 +289,8 @@ BENCHMARK_SHARED_FIELDS: frozenset[str] = frozenset(
 )
 
 #: Per benchmark type, the fields it reads on top of the shared ones. The accuracy evals and
-#: mooncake-router also read ``dataset_path``: their questions / trace come from a local file,
-#: never downloaded at run time (docs/deviations.md).
+#: mooncake-router also read ``dataset_path``: a local file of questions (else the eval fetches
+#: its published dataset in the job) / the trace (never downloaded; docs/deviations.md).
 BENCHMARK_FIELDS: dict[str, frozenset[str]] = {
     "sa-bench": frozenset(
         {
@@ -308,6 +308,9 @@ BENCHMARK_FIELDS: dict[str, frozenset[str]] = {
             "reuse_http_connections",
             "slow_down_sleep_time",
             "slow_down_wait_time",
+            # extensions of this project (docs/schema-extensions.md)
+            "capacity",
+            "workload",
         }
     ),
     "sglang-bench": frozenset({"isl", "osl", "concurrencies", "req_rate"}),
@@ -366,8 +369,8 @@ BENCHMARK_TYPES: tuple[str, ...] = tuple(sorted(BENCHMARK_FIELDS))
 SaBenchDataset = Literal["random", "custom"]
 SA_BENCH_DATASETS: tuple[SaBenchDataset, ...] = get_args(SaBenchDataset)
 
-#: Accuracy evaluators; each reads its questions from a local JSON Lines file
-#: (``benchmark.dataset_path``): nothing is downloaded at run time.
+#: Accuracy evaluators; each reads its questions from ``benchmark.dataset_path``, else finds or
+#: fetches its published dataset in the job (srt_bench.evals.sources).
 AccuracyEval = Literal["gsm8k", "mmlu", "gpqa", "longbenchv2"]
 ACCURACY_EVALS: tuple[AccuracyEval, ...] = get_args(AccuracyEval)
 
@@ -427,6 +430,8 @@ def _seconds(maximum: float, *, integer: bool = False) -> Bound:
 
 _PORT = _count(65535)
 _RATIO = Bound(minimum=0, maximum=1, kind="a number")
+#: A latency limit in milliseconds (a capacity target): positive, at most an hour.
+_LATENCY_MS = Bound(minimum=0, maximum=3_600_000, kind="a number", above=True)
 
 #: The range of every count, size, port, length, duration and interval of the recipe and the
 #: cluster config, by ``(JSON Schema $defs name, field)``; ``$root`` is the top level of
@@ -519,6 +524,32 @@ FIELD_BOUNDS: dict[tuple[str, str], Bound] = {
     ("BenchmarkConfig", "random_range_ratio"): _RATIO,
     ("BenchmarkConfig", "temperature"): Bound(minimum=0, maximum=100, kind="a number"),
     ("BenchmarkConfig", "top_p"): _RATIO,
+    # capacity search and workloads (extensions of this project, docs/schema-extensions.md)
+    ("CapacitySearchConfig", "min_concurrency"): _count(1_000_000),
+    ("CapacitySearchConfig", "max_concurrency"): _count(1_000_000),
+    ("CapacitySearchConfig", "max_points"): _count(100, minimum=2),
+    ("CapacitySearchConfig", "tolerance"): Bound(minimum=0, maximum=1, kind="a number", above=True),
+    ("CapacitySearchConfig", "max_step"): Bound(
+        minimum=1, maximum=1000, kind="a number", above=True
+    ),
+    **{
+        ("CapacityTargets", f"{metric}_p{p}_ms"): _LATENCY_MS
+        for metric in ("ttft", "tpot", "itl", "e2el")
+        for p in (50, 90, 99)
+    },
+    ("MultiTurnWorkload", "turns"): _count(10_000),
+    ("MultiTurnWorkload", "think_time_s"): Bound(minimum=0, maximum=_DAY, kind="a number"),
+    ("MultiTurnWorkload", "think_time_jitter"): _RATIO,
+    ("MultiTurnWorkload", "conversations"): _count(10_000_000),
+    ("MultiTurnWorkload", "kv_block_tokens"): _count(65_536),
+    ("SharedPrefixWorkload", "groups"): _count(1_000_000),
+    ("SharedPrefixWorkload", "prefix_tokens"): _count(MAX_TOKENS),
+    ("SharedPrefixWorkload", "suffix_tokens"): _count(MAX_TOKENS),
+    ("SharedPrefixWorkload", "prefix_ratio"): _RATIO,
+    ("SharedPrefixWorkload", "kv_block_tokens"): _count(65_536),
+    ("TraceReplayWorkload", "speedup"): Bound(minimum=0, maximum=1e6, kind="a number", above=True),
+    ("TraceReplayWorkload", "max_requests"): _count(100_000_000),
+    ("TraceReplayWorkload", "block_tokens"): _count(65_536),
 }
 
 #: Engine args (``roles.*.args``, either spelling: ``-`` or ``_``) that are GPU counts: the

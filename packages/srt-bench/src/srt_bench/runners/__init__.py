@@ -7,9 +7,10 @@ from pathlib import Path
 
 import msgspec
 
+from srt_bench.capacity.readings import build_search_spec
 from srt_bench.config import BenchRunConfig
 from srt_bench.errors import BenchConfigError
-from srt_bench.plans import ManualPlan, Plan, SaBenchPlan
+from srt_bench.plans import CapacityPlan, ManualPlan, Plan, SaBenchPlan
 from srt_bench.runners.accuracy import build_eval
 from srt_bench.runners.commands import (
     build_agentperf,
@@ -37,12 +38,22 @@ class BuildContext(msgspec.Struct, frozen=True, kw_only=True):
 
 Builder = Callable[[BenchRunConfig, BuildContext], Plan]
 
+
+def _sa_bench(config: BenchRunConfig) -> Plan:
+    """A fixed list of concurrencies, or a capacity search when `benchmark.capacity` is set."""
+    settings = build_sa_bench_settings(config)
+    search = config.benchmark.capacity
+    if search is None:
+        return SaBenchPlan(settings=settings)
+    return CapacityPlan(settings=settings, spec=build_search_spec(search))
+
+
 REGISTRY: Mapping[str, Builder] = {
     "manual": lambda _c, _x: ManualPlan(),
-    "sa-bench": lambda c, _x: SaBenchPlan(settings=build_sa_bench_settings(c)),
+    "sa-bench": lambda c, _x: _sa_bench(c),
     "custom": lambda c, x: build_custom(c, x.out_dir),
     "lm-eval": lambda c, x: build_lm_eval(c, x.out_dir, x.environ),
-    "sglang-bench": lambda c, x: build_sglang_bench(c, x.out_dir),
+    "sglang-bench": lambda c, x: build_sglang_bench(c, x.out_dir, x.environ),
     "router": lambda c, x: build_router(c, x.out_dir, x.environ),
     "agentperf": lambda c, x: build_agentperf(c, x.out_dir, x.environ),
     "mooncake-router": lambda c, x: build_mooncake_router(c, x.out_dir, x.stamp),
