@@ -42,10 +42,14 @@ def _recipe(folder: Path) -> Path:
 
 
 def _jobs(out: Path) -> dict[str, list[Path]]:
-    """Job folders by job name, oldest first."""
+    """Job folders by job name, oldest first. A folder whose job record is not written yet (apply
+    makes the folder first) is left out until it is."""
     found: dict[str, list[Path]] = {}
     for job_dir in sorted(p for p in out.iterdir() if p.name.startswith("local-")):
-        record = json.loads((job_dir / f"{job_dir.name}.json").read_text())
+        try:
+            record = json.loads((job_dir / f"{job_dir.name}.json").read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            continue
         found.setdefault(record["job_name"], []).append(job_dir)
     return found
 
