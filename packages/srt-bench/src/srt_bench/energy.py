@@ -16,7 +16,6 @@ srt-bench must not import srt-telemetry, so the few fields read here have their 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,14 +25,13 @@ import msgspec
 
 from srt_bench.cpu_energy import CpuSeries, cpu_window_energy, read_cpu_totals
 from srt_bench.errors import BenchPowerFileError
+from srt_bench.rollup_file import read_file, read_rollup, write_rollup
 from srt_schema.rollup import (
     ROLLUP_FILE,
     PowerSummary,
     Rollup,
     RollupRun,
     RunEnergy,
-    decode_rollup,
-    encode_rollup,
 )
 
 __all__ = [
@@ -135,12 +133,7 @@ class PowerInputs:
 
 
 def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise BenchPowerFileError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+    return read_file(path, BenchPowerFileError)
 
 
 def _shown(path: Path, log_dir: Path) -> str:
@@ -282,36 +275,20 @@ class EnergyOutcome:
     changed: bool
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
-
-
 def apply_energy(log_dir: Path, power_dir: Path, cpu_power_dir: Path) -> EnergyOutcome | None:
     """Merge energy into `<log_dir>/benchmark-rollup.json`; None when there is no rollup."""
     path = log_dir / ROLLUP_FILE
-    data = _read(path)
-    if data is None:
+    read = read_rollup(path, BenchPowerFileError)
+    if read is None:
         return None
-    try:
-        rollup = decode_rollup(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise BenchPowerFileError(f"{path}: not a benchmark rollup: {exc}") from exc
-    document: dict[str, Any] = msgspec.json.decode(data)
+    data, rollup, document = read
     inputs = read_power_inputs(log_dir, power_dir, cpu_power_dir)
     merged, count = merge_energy(document, rollup, inputs)
-    out = encode_rollup(merged)
-    decode_rollup(out)  # what the readers decode; a failure here is a bug, not bad input
-    if out != data:
-        _write_atomic(path, out)
+    changed = write_rollup(path, merged, data)
     return EnergyOutcome(
         path=path,
         runs_with_energy=count,
         publication_valid=inputs.manifest is not None and inputs.manifest.publication_valid,
         missing=inputs.missing,
-        changed=out != data,
+        changed=changed,
     )

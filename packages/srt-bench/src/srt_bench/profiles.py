@@ -11,20 +11,17 @@ the benchmark's numbers stand.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from srt_bench.errors import BenchRollupFileError
+from srt_bench.rollup_file import read_rollup, write_atomic, write_rollup
 from srt_schema.rollup import (
     ROLLUP_FILE,
     ProfileFile,
     ProfilesSummary,
-    decode_rollup,
-    encode_rollup,
 )
 
 __all__ = ["NSYS_SUFFIXES", "apply_profiles", "collect_profiles"]
@@ -70,29 +67,16 @@ def collect_profiles(
     return ProfilesSummary(files=tuple(files), missing=tuple(missing))
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-
-
 def apply_profiles(log_dir: Path, summary: ProfilesSummary) -> bool:
     """Write `profiles/index.json`; add the summary to the rollup. True when a rollup got it."""
     root = log_dir / "profiles"
     root.mkdir(parents=True, exist_ok=True)
-    _write_atomic(root / INDEX_FILE, msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
+    write_atomic(root / INDEX_FILE, msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
     path = log_dir / ROLLUP_FILE
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    read = read_rollup(path, BenchRollupFileError)
+    if read is None:
         return False
-    try:
-        decode_rollup(data)
-        document: dict[str, Any] = msgspec.json.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise BenchRollupFileError(f"{path}: not a benchmark rollup: {exc}") from exc
+    data, _, document = read
     document["profiles"] = msgspec.to_builtins(summary)
-    out = encode_rollup(document)
-    decode_rollup(out)
-    _write_atomic(path, out)
+    write_rollup(path, document, data)
     return True

@@ -15,7 +15,6 @@ own. Running it twice gives the same bytes.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import msgspec
 
 from srt_bench.errors import BenchValidityFileError
+from srt_bench.rollup_file import read_rollup, write_rollup
 from srt_bench.validity_inputs import ValidityInputs, read_validity_inputs
 from srt_schema.rollup import (
     ROLLUP_FILE,
@@ -33,8 +33,6 @@ from srt_schema.rollup import (
     RollupRun,
     Validity,
     ValidityReason,
-    decode_rollup,
-    encode_rollup,
 )
 from srt_schema.validity import (
     CLIENT_SATURATED,
@@ -338,15 +336,6 @@ class ValidityOutcome:
     changed: bool
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
-
-
 def apply_validity(
     log_dir: Path,
     *,
@@ -357,17 +346,10 @@ def apply_validity(
 ) -> ValidityOutcome | None:
     """Judge `<log_dir>/benchmark-rollup.json` and rewrite it; None when there is no rollup."""
     path = log_dir / ROLLUP_FILE
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    read = read_rollup(path, BenchValidityFileError)
+    if read is None:
         return None
-    except OSError as exc:
-        raise BenchValidityFileError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
-    try:
-        rollup = decode_rollup(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise BenchValidityFileError(f"{path}: not a benchmark rollup: {exc}") from exc
-    document: dict[str, Any] = msgspec.json.decode(data)
+    data, rollup, document = read
     inputs = read_validity_inputs(
         log_dir,
         power_dir=power_dir,
@@ -376,8 +358,5 @@ def apply_validity(
         events_file=events_file,
     )
     merged, whole, windows = merge_validity(document, rollup, inputs)
-    out = encode_rollup(merged)
-    decode_rollup(out)  # what the readers decode; a failure here is a bug, not bad input
-    if out != data:
-        _write_atomic(path, out)
-    return ValidityOutcome(path=path, run=whole, windows=windows, changed=out != data)
+    changed = write_rollup(path, merged, data)
+    return ValidityOutcome(path=path, run=whole, windows=windows, changed=changed)

@@ -26,6 +26,7 @@ import msgspec
 
 from srt_bench.errors import BenchDatasetError, BenchValidityFileError
 from srt_bench.rollup import read_sa_bench_results
+from srt_bench.rollup_file import read_file
 from srt_schema.validity import HEALTH_GATE_FILE, HealthGateRecord
 
 __all__ = [
@@ -161,12 +162,7 @@ _T = TypeVar("_T")
 
 
 def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise BenchValidityFileError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+    return read_file(path, BenchValidityFileError)
 
 
 def _decode(path: Path, kind: type[_T], what: str) -> _T | None:
