@@ -107,9 +107,13 @@ def test_three_nodes_stage_skip_and_restage_a_corrupted_shard(
     first, logs = _job(srt, model, stage_dir)
     _check_plan(first, staged)
     _staging_before_workers(first)
+    # The nodes share the destination: at least one copies; one that looks only after that copy
+    # has finished finds it up to date (seen in CI). Every node ends with a verified copy.
+    verified = [node for node, log in logs.items() if f"verified {FILES} files" in log]
+    assert verified, logs
     for node, log in logs.items():
         assert f"on {node}" in log, log
-        assert f"verified {FILES} files" in log, log
+        assert f"verified {FILES} files" in log or "up to date, skipped" in log, (node, log)
     assert _tree(staged) == _tree(model)
     assert all(_same_bytes(model / name, staged / name) for name in SHARDS)
 

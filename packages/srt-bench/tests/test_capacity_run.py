@@ -25,12 +25,12 @@ from srt_bench.testing import LatencyCurve
 
 pytestmark = pytest.mark.slow
 
-#: TTFT = 10 ms + 3 ms per stream in flight, ITL = 1 ms + 0.01 ms per stream: p99 TTFT <= 310 ms
-#: holds up to 100 streams (ITL <= 12 ms up to 1,100: TTFT binds). 3 ms per stream keeps the
-#: client's and the test server's own overhead (a few ms at the p99 of 100 streams on 2 cores)
-#: within a stream or two.
-CURVE = LatencyCurve(ttft_ms=10.0, itl_ms=1.0, ttft_ms_per_stream=3.0, itl_ms_per_stream=0.01)
-TTFT_LIMIT, ITL_LIMIT = 310.0, 12.0
+#: TTFT = 10 ms + 6 ms per stream in flight, ITL = 1 ms + 0.01 ms per stream: p99 TTFT <= 610 ms
+#: holds up to 100 streams (ITL <= 12 ms up to 1,100: TTFT binds). 6 ms per stream keeps the
+#: client's and the test server's own overhead within a stream or two even on a loaded machine
+#: (3 ms per stream once needed a sixth point when tens of ms of scheduling delay hit the p99).
+CURVE = LatencyCurve(ttft_ms=10.0, itl_ms=1.0, ttft_ms_per_stream=6.0, itl_ms_per_stream=0.01)
+TTFT_LIMIT, ITL_LIMIT = 610.0, 12.0
 
 
 def _free_port() -> int:
@@ -101,6 +101,7 @@ def test_the_search_finds_the_scripted_capacity_within_5_percent_in_5_points(
     rollup = json.loads((tmp_path / "benchmark-rollup.json").read_text())
     capacity = rollup["capacity"]
     measured = [p["concurrency"] for p in capacity["points"]]
+    print(f"capacity {capacity['capacity']} (truth {truth}) from points {measured}")
     assert capacity["status"] == "found", (measured, capacity["stopped"])
     assert truth / 1.05 <= capacity["capacity"] <= truth, measured
     assert len(measured) <= 5, measured
@@ -113,7 +114,7 @@ def test_the_search_finds_the_scripted_capacity_within_5_percent_in_5_points(
     up = next(p for p in capacity["points"] if p["concurrency"] == capacity["next_up"])
     assert [r["target"] for r in up["readings"] if not r["meets"]] == ["ttft_p99_ms"]
     assert capacity["targets"] == [
-        {"name": "ttft_p99_ms", "metric": "ttft", "percentile": 99.0, "limit_ms": 310.0},
+        {"name": "ttft_p99_ms", "metric": "ttft", "percentile": 99.0, "limit_ms": 610.0},
         {"name": "itl_p99_ms", "metric": "itl", "percentile": 99.0, "limit_ms": 12.0},
     ]
     # the log says what was measured, why, and what was found
