@@ -150,6 +150,21 @@ def _benchmark_sweep(recipe: Recipe) -> Iterator[str]:
         yield "$.benchmark.sweep.parameters"
 
 
+def _agentperf(recipe: Recipe) -> Iterator[str]:
+    if recipe.benchmark.type != "agentperf":
+        return
+    b = recipe.benchmark
+    set_paths = [
+        f"$.benchmark.{name}"
+        for name, value in (
+            ("agentperf_client_dir", b.agentperf_client_dir),
+            ("agentperf_config", b.agentperf_config),
+        )
+        if value is not None
+    ]
+    yield from set_paths or ["$.benchmark.type"]
+
+
 #: Recipe fields refused when set to a value with an effect (checked by ``RULES``).
 RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
     Unsupported(
@@ -219,6 +234,17 @@ RECIPE_UNSUPPORTED: tuple[Unsupported[Recipe], ...] = (
         "benchmark.sweep is read by no runner (the reference ignores it too); remove it and put "
         "the values in the top-level sweep: block (one job per combination, {name} placeholders "
         "in the recipe)",
+    ),
+    Unsupported(
+        "benchmark.agentperf_client_dir, benchmark.agentperf_config (type agentperf)",
+        _agentperf,
+        "benchmark.type 'agentperf' runs the agentperf client checkout (agentperf/run.py), "
+        "which is not published (the PyPI package of that name is another program), so srt "
+        "has never run it and cannot tell what it does with these settings; use your checkout "
+        "with benchmark.type: custom, command: 'uv run --project /mnt/agentperf-client python "
+        "/mnt/agentperf-client/agentperf/run.py --config /mnt/workload.yaml --endpoint "
+        "http://$SRT_FRONTEND_HOST:$SRT_FRONTEND_PORT --model <served name> --concurrencies 4,8 "
+        "--output-dir agentperf'",
     ),
     Unsupported(
         "observability.tachometer.process_exporter.container_image",
