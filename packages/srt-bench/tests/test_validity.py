@@ -140,7 +140,7 @@ def test_client_saturated_by_event_loop_lag_or_cpu_share() -> None:
         _run(), _result(client_load=msgspec.to_builtins(lagging)), _inputs()
     )
     assert [(r.code, r.detail) for r in verdict.reasons] == [
-        ("client_saturated", "p99 event-loop lag 80.0 ms > 25 ms")
+        ("client_saturated", "p99 event-loop lag 80.0 ms > 50 ms")
     ]
     busy = build_client_load([0.001] * 100, cpu_seconds=9.5, wall_seconds=10.0)
     verdict = build_window_validity(

@@ -42,8 +42,11 @@ __all__ = [
 #: keeps them equal): a window with more failed requests than this share is invalid.
 MAX_FAILURE_RATE = 0.05
 #: The client's event loop woke this much later than asked, at the 99th percentile of a window's
-#: 10 ms probes: its timestamps (TTFT, ITL) are that late, the client is the bottleneck.
-MAX_LOOP_LAG_P99_MS = 25.0
+#: 10 ms probes: its timestamps (TTFT, ITL) are that late, the client is the bottleneck. 50 ms,
+#: not 25: on a 2-core machine that also runs the frontend, two mockers, etcd and NATS, healthy
+#: quickstart windows reached 37 ms of scheduling delay (CI), while a client that cannot keep up
+#: lags by far more (the SIGSTOP fault test: about 80 ms) or shows in the CPU share.
+MAX_LOOP_LAG_P99_MS = 50.0
 #: The client process used this share of one core over the window (process CPU / wall time).
 MAX_CLIENT_CPU_SHARE = 0.90
 #: A window shorter than this many median end-to-end latencies is ramp-up and drain more than
