@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from tokenizers import Tokenizer
+
+from srt_bench.testing.tiny_model import write_tiny_model
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "examples" / "quickstart.yaml"
@@ -363,3 +366,82 @@ def test_longbench_v2_reads_the_hubs_cache_layout_offline(tmp_path: Path) -> Non
     report = _report(logs, "longbenchv2")
     assert (report["num_examples"], report["attempts"]) == (2, 2)
     assert report["per_category"].keys() == {"Single-Document QA"}
+
+
+# --- router: aiperf's prefix-ratio sweep behind the real sglang-router -------------------------
+
+
+ROUTER_RECIPE = ROOT / "tests" / "recipes" / "sglang-agg-sglang-router.yaml"
+
+
+def _shared_length(group: list[list[int]]) -> int:
+    """How many leading token ids every sequence of the group has in common."""
+    n = 0
+    while all(len(one) > n and one[n] == group[0][n] for one in group):
+        n += 1
+    return n
+
+
+def test_router_sweeps_prefix_ratios_behind_the_sglang_router(tmp_path: Path) -> None:
+    """Two SGLang stand-in workers behind the real sglang-router; aiperf 0.13 (uvx) once per
+    prefix ratio. A byte-level tokenizer keeps aiperf's corpus text, so the prompts it sent show
+    the shared prefixes: per ratio, at most 20 distinct heads of `isl x ratio` tokens over 40
+    requests, and every pair with one head shares that many tokens."""
+    _uvx()
+    model = write_tiny_model(tmp_path / "bpe", kind="byte-bpe")
+    srtctl = shutil.which("srtctl")
+    assert srtctl is not None, "srtctl is not installed in this environment (make sync)"
+    sets = {
+        "model.path": str(model),
+        "benchmark.type": "router",
+        "benchmark.isl": "100",
+        "benchmark.osl": "8",
+        "benchmark.num_requests": "40",
+        "benchmark.concurrency": "8",
+        "benchmark.prefix_ratios": "0.2 0.8",
+        "benchmark.aiperf_package": AIPERF,
+        "health_check.interval_seconds": "1",
+    }
+    argv = [srtctl, "apply", "--local", "--stand-in-engines", "-f", str(ROUTER_RECIPE)]
+    argv += ["-o", str(tmp_path / "out"), "--unset", "benchmark.concurrencies"]
+    for key, value in sets.items():
+        argv += ["--set", f"{key}={value}"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=420, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [job_dir] = [p for p in (tmp_path / "out").iterdir() if p.name.startswith("local-")]
+    logs = job_dir / "logs"
+
+    summary = json.loads((logs / "router-bench" / "results_summary.json").read_text())
+    assert summary["prefix_ratios"] == [0.2, 0.8]
+    assert len(summary["ttft_values"]) == len(summary["throughput_values"]) == 2
+    assert all(v > 0 for v in summary["ttft_values"] + summary["throughput_values"])
+    assert summary["config"]["requests"] == 40 and summary["config"]["concurrency"] == 8
+    rollup = json.loads((logs / "benchmark-rollup.json").read_text())
+    assert rollup["benchmark_type"] == "router" and rollup["data"] == summary
+    assert rollup["validity"]["verdict"] == "valid", rollup["validity"]
+
+    tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
+    for seed, (ratio, prefix) in enumerate(((0.2, 20), (0.8, 80))):
+        folder = logs / "router-bench" / f"prefix_ratio_{ratio}_seed_{seed}"
+        export = json.loads((folder / "profile_export_aiperf.json").read_text())
+        assert export["request_count"]["avg"] == 40
+        [dataset] = export["input_config"]["datasets"]
+        assert (dataset["random_seed"], dataset["prefix_prompts"]) == (
+            seed,
+            {"pool_size": 20, "length": prefix},
+        )
+        assert dataset["prompts"]["isl"]["mean"] == 100 - prefix
+        sent = json.loads((folder / "inputs.json").read_text())["data"]
+        prompts = [p["messages"][0]["content"] for s in sent for p in s["payloads"]]
+        assert len(prompts) == len(set(prompts)) == 40  # each has a part of its own
+        ids = [tokenizer.encode(p).ids for p in prompts]
+        # a token may merge across the prefix's end: compare all but the last two
+        heads: dict[tuple[int, ...], list[list[int]]] = {}
+        for one in ids:
+            heads.setdefault(tuple(one[: prefix - 2]), []).append(one)
+        assert 2 <= len(heads) <= 20, (ratio, len(heads))  # drawn from a pool of 20
+        shared = [group for group in heads.values() if len(group) > 1]
+        assert shared, f"no two of 40 requests drew one of the 20 prefixes at {ratio}"
+        for group in shared:
+            common = _shared_length(group)
+            assert prefix - 2 <= common < min(map(len, group)), (ratio, common)

@@ -71,9 +71,9 @@ def _after(argv: tuple[str, ...], flag: str) -> str:
 def test_router_sends_num_requests_at_the_concurrency() -> None:
     url = "http://10.0.0.1:8000"
     argv = _argv(_config(url, "sglang-router", type="router", num_requests=50, concurrency=7))
-    assert (_after(argv, "--requests"), _after(argv, "--concurrency")) == ("50", "7")
+    assert (_after(argv, "--request-count"), _after(argv, "--concurrency")) == ("50", "7")
     argv = _argv(_config(url, "sglang-router", type="router"))
-    assert (_after(argv, "--requests"), _after(argv, "--concurrency")) == ("200", "20")
+    assert (_after(argv, "--request-count"), _after(argv, "--concurrency")) == ("200", "20")
 
 
 def test_trace_replay_goodput_uses_itl_threshold_ms() -> None:

@@ -108,6 +108,22 @@ def test_a_point_meets_only_every_target_and_the_request_gate() -> None:
     assert (late.meets, late.overloaded) == (False, False)
 
 
+def test_a_point_the_client_could_not_measure_is_invalid_and_never_meets() -> None:
+    spec = build_search_spec(CapacitySearchConfig(targets=CapacityTargets(ttft_p99_ms=100.0)))
+    doc = _doc([_record(i) for i in range(50)], c=32)
+    doc["client_load"] = {
+        "loop_lag_p50_ms": 12.0, "loop_lag_p99_ms": 80.0, "loop_lag_max_ms": 95.0,
+        "lag_samples": 100, "cpu_seconds": 0.5, "wall_seconds": 1.0, "cpu_share": 0.5,
+    }  # fmt: skip
+    point = build_point(spec, doc, why="w", result_path="r")
+    # its latencies are under the limit, but they timed a client 80 ms late on its own clock
+    assert all(r.meets for r in point.readings)
+    assert (point.meets, point.overloaded) == (False, False)
+    assert point.invalid == ("client_saturated: p99 event-loop lag 80.0 ms > 50 ms",)
+    doc["client_load"]["loop_lag_p99_ms"] = 3.0
+    assert build_point(spec, doc, why="w", result_path="r").meets
+
+
 @pytest.mark.parametrize("metric", ["ttft", "tpot", "itl", "e2el"])
 @pytest.mark.parametrize("p", [50, 90, 99])
 def test_every_target_reads_its_metric_at_its_percentile(metric: str, p: int) -> None:

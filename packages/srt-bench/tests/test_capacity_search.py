@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -175,6 +176,33 @@ def test_an_overloaded_point_is_bisected_not_interpolated() -> None:
     assert result.capacity is not None and 100 / 1.05 <= result.capacity <= 100
     hi = next(p for p in result.points if p.concurrency == result.next_up)
     assert hi.overloaded and "requests failed (overloaded)" in result.stopped
+
+
+def test_an_invalid_point_is_a_miss_that_is_bisected_not_interpolated() -> None:
+    """Past 200 streams the client saturates: its latencies look fine but time the client.
+    The search claims no capacity there, and says why."""
+
+    def curve(c: int) -> dict[str, float]:
+        return {"ttft_p99_ms": 10.0 + 6.0 * c}
+
+    spec = _spec(ttft_p99_ms=1000.0)  # the server's own truth would be 165
+    points: list[CapacityPoint] = []
+    while not isinstance(decision := decide(spec, points), Stop):
+        c = decision.concurrency
+        point = _point(spec, c, curve(c), decision.why)
+        if c > 120:
+            point = msgspec.structs.replace(
+                point,
+                meets=False,
+                invalid=("client_saturated: p99 event-loop lag 80.0 ms > 50 ms",),
+            )
+        points.append(point)
+    result = build_capacity_result(spec, points, decision)
+    assert result.capacity is not None and result.capacity <= 120
+    assert result.status == "found" and result.capacity >= 120 / 1.05
+    above = next(p for p in result.points if p.concurrency == result.next_up)
+    assert above.invalid and "its measurement is invalid (client_saturated: " in result.stopped
+    assert any("is invalid, its latencies are not interpolated" in p.why for p in result.points)
 
 
 def test_the_point_budget_ends_the_search_with_the_bracket() -> None:

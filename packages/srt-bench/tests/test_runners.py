@@ -156,12 +156,86 @@ def test_router_needs_the_sglang_router_frontend() -> None:
         BenchConfigError, match=r"'router' needs frontend\.type 'sglang-router', got 'dynamo'"
     ):
         build_plan(_config("dynamo", type="router"), CTX)
-    plan = build_plan(_config("sglang-router", type="router", prefix_ratios="0.2 0.4"), CTX)
-    assert isinstance(plan, CommandPlan)
-    argv = plan.commands[0].argv
-    i = argv.index("--prefix-ratios")
-    assert argv[i + 1 : i + 3] == ("0.2", "0.4")
-    assert argv[argv.index("--isl") + 1] == "14000"
+    with pytest.raises(BenchConfigError, match=r"prefix_ratios: 1 is outside \[0, 1\)"):
+        build_plan(_config("sglang-router", type="router", prefix_ratios=[0.5, 1.0]), CTX)
+
+
+def _flags(argv: tuple[str, ...]) -> dict[str, str]:
+    return {a: argv[i + 1] for i, a in enumerate(argv[:-1]) if a.startswith("--")}
+
+
+def test_router_runs_aiperf_once_per_prefix_ratio_with_its_own_seed() -> None:
+    plan = build_plan(
+        _config(
+            "sglang-router", type="router", prefix_ratios="0.2 0.75", isl=1000, osl=40,
+            aiperf_package="aiperf==0.13.0", aiperf_args={"warmup-request-count": 3},
+        ),
+        CTX,
+    )  # fmt: skip
+    assert isinstance(plan, CommandPlan) and plan.fold == "router-prefix-ratios"
+    assert len(plan.commands) == 2
+    got = [_flags(c.argv) for c in plan.commands]
+    for command in plan.commands:
+        assert command.argv[:5] == ("uvx", "--from", "aiperf==0.13.0", "aiperf", "profile")
+    # 0.2: a prefix of 200 tokens (from a pool of 20) and 800 of its own, seed 0; 0.75: 750
+    # and 250, seed 1
+    assert [(f["--prefix-prompt-length"], f["--isl"], f["--isl-stddev"]) for f in got] == [
+        ("200", "800", "200"),
+        ("750", "250", "62"),
+    ]
+    assert [f["--random-seed"] for f in got] == ["0", "1"]
+    assert {f["--num-prefix-prompts"] for f in got} == {"20"}
+    assert {(f["--osl"], f["--osl-stddev"]) for f in got} == {("40", "10")}
+    assert {
+        (f["--request-count"], f["--num-dataset-entries"], f["--concurrency"]) for f in got
+    } == {("200", "200", "20")}
+    assert {f["--warmup-request-count"] for f in got} == {"3"}  # aiperf_args, on every run
+    assert [f["--artifact-dir"] for f in got] == [
+        "/logs/router-bench/prefix_ratio_0.2_seed_0",
+        "/logs/router-bench/prefix_ratio_0.75_seed_1",
+    ]
+    assert got[0]["--url"] == "http://10.0.0.1:8000" and got[0]["--tokenizer"] == "/models/m"
+    # unset: the five default ratios and `aiperf` from PATH
+    default = build_plan(_config("sglang-router", type="router"), CTX)
+    assert isinstance(default, CommandPlan) and len(default.commands) == 5
+    assert default.commands[0].argv[:2] == ("aiperf", "profile")
+    assert _flags(default.commands[4].argv)["--prefix-prompt-length"] == str(int(14000 * 0.9))
+
+
+def _aiperf_export(folder: Path, ttft: float, throughput: float) -> None:
+    folder.mkdir(parents=True)
+    doc = {
+        "time_to_first_token": {"unit": "ms", "avg": ttft, "p99": ttft * 2},
+        "output_token_throughput": {"unit": "tokens/sec", "avg": throughput},
+    }
+    (folder / "profile_export_aiperf.json").write_text(json.dumps(doc))
+
+
+def test_router_summary_keeps_the_ratios_that_finished(tmp_path: Path) -> None:
+    config = _config("sglang-router", type="router", prefix_ratios=[0.1, 0.5, 0.9], isl=100)
+    built = build_plan(config, BuildContext(out_dir=tmp_path))
+    assert isinstance(built, CommandPlan)
+    _aiperf_export(tmp_path / "router-bench" / "prefix_ratio_0.1_seed_0", 80.0, 900.0)
+    _aiperf_export(tmp_path / "router-bench" / "prefix_ratio_0.9_seed_2", 20.5, 1500.0)
+    # the runs themselves are aiperf's (tests/test_runners_local.py runs them): here, no-ops
+    plan = msgspec.structs.replace(
+        built, commands=tuple(msgspec.structs.replace(c, argv=("true",)) for c in built.commands)
+    )
+    assert run_plan(plan, config, tmp_path, log=lambda _l: None, stop=threading.Event()) == 0
+    summary = json.loads((tmp_path / "router-bench" / "results_summary.json").read_text())
+    assert summary == {
+        "prefix_ratios": [0.1, 0.9],
+        "ttft_values": [80.0, 20.5],
+        "throughput_values": [900.0, 1500.0],
+        "config": {"model": "org/model", "tokenizer": "/models/m", "isl": 100, "osl": 200,
+                   "requests": 200, "concurrency": 20, "initial_seed": 0,
+                   "num_prefix_prompts": 20},
+        "missing_prefix_ratios": [0.5],
+    }  # fmt: skip
+    rollup = json.loads((tmp_path / "benchmark-rollup.json").read_text())
+    assert rollup["benchmark_type"] == "router"
+    assert rollup["config"] == {"model": "org/model", "isl": 100, "osl": 200}
+    assert rollup["data"] == summary
 
 
 def test_agentperf_and_lm_eval_arguments() -> None:

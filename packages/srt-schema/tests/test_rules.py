@@ -558,8 +558,18 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "field the benchmark type does not read",
         lambda d: d["benchmark"].update(num_shots=5),
         "$.benchmark.num_shots",
-        "benchmark.type 'sa-bench' does not use num_shots; fields it accepts: aiperf_args, "
-        "aiperf_package, capacity, colocate_with_frontend, concurrencies, custom_tokenizer, "
+        "benchmark.type 'sa-bench' does not use num_shots; fields it accepts: "
+        "capacity, colocate_with_frontend, concurrencies, custom_tokenizer, "
+        "dataset_name, dataset_path, isl, num_prompts_mult, num_warmup_mult, osl, placement, "
+        "random_range_ratio, req_rate, reuse_http_connections, slow_down_sleep_time, "
+        "slow_down_wait_time, stream_output, sweep, type, use_chat_template, workload",
+    ),
+    (
+        "aiperf flags on a type that does not run aiperf",
+        lambda d: d["benchmark"].update(aiperf_args={"warmup-request-count": 3}),
+        "$.benchmark.aiperf_args",
+        "benchmark.type 'sa-bench' does not use aiperf_args; fields it accepts: "
+        "capacity, colocate_with_frontend, concurrencies, custom_tokenizer, "
         "dataset_name, dataset_path, isl, num_prompts_mult, num_warmup_mult, osl, placement, "
         "random_range_ratio, req_rate, reuse_http_connections, slow_down_sleep_time, "
         "slow_down_wait_time, stream_output, sweep, type, use_chat_template, workload",
@@ -744,6 +754,19 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "benchmark.type 'router' measures the SGLang router's prefix caching and needs "
         "frontend.type 'sglang-router', got 'dynamo'; set frontend.type: sglang-router or pick "
         "another benchmark.type",
+    ),
+    (
+        "router benchmark with a prefix ratio of 1",
+        lambda d: d.update(benchmark={"type": "router", "prefix_ratios": "0.5 1"}),
+        "$.benchmark.prefix_ratios",
+        "1 is outside [0, 1); a ratio is the share of each prompt that is a shared prefix, so "
+        "use a number from 0 up to (not including) 1",
+    ),
+    (
+        "router benchmark with a word for a ratio",
+        lambda d: d.update(benchmark={"type": "router", "prefix_ratios": "0.1 half"}),
+        "$.benchmark.prefix_ratios",
+        "'half' is not a number; write ratios as numbers in [0, 1), e.g. '0.1 0.5 0.9'",
     ),
     (
         "sglang-bench without sizes",

@@ -29,6 +29,8 @@ from srt_bench.rollup import (
     sglang_result_as_sa_bench,
     write_rollup,
 )
+from srt_bench.runners.router_bench import FOLDER as ROUTER_FOLDER
+from srt_bench.runners.router_bench import SUMMARY_FILE, encode_summary, router_summary
 from srt_bench.sa_bench import run_sa_bench
 from srt_schema.rollup import Rollup, RollupConfig
 from srt_schema.timestamps import iso_micros_z
@@ -156,6 +158,20 @@ def _fold(
                 benchmark_type=plan.benchmark_type,
             )
             return _write_with_csv(config, out_dir, rollup)
+        case "router-prefix-ratios":
+            summary = router_summary(plan)
+            if summary is None:
+                return None
+            summary_dir = out_dir / ROUTER_FOLDER
+            summary_dir.mkdir(parents=True, exist_ok=True)
+            (summary_dir / SUMMARY_FILE).write_bytes(encode_summary(summary))
+            embedded = Rollup(
+                benchmark_type=plan.benchmark_type,
+                timestamp=iso_micros_z(now),
+                config=plan.rollup_config or RollupConfig(model=None, isl=None, osl=None),
+                data=summary,
+            )
+            return write_rollup(out_dir, embedded, None)
         case _:
             assert_never(plan.fold)
 

@@ -21,11 +21,18 @@ __all__ = [
     "ManualPlan",
     "Plan",
     "RollupFold",
+    "RouterSweep",
     "SaBenchPlan",
 ]
 
 #: How a command runner's output is folded into `benchmark-rollup.json` afterwards.
-RollupFold = Literal["none", "aiperf-per-concurrency", "aiperf-embed", "sglang-per-concurrency"]
+RollupFold = Literal[
+    "none",
+    "aiperf-per-concurrency",
+    "aiperf-embed",
+    "sglang-per-concurrency",
+    "router-prefix-ratios",
+]
 #: The accuracy evaluators, declared once in srt-schema's registry (srtctl validate reads it too).
 EvalName = AccuracyEval
 
@@ -51,15 +58,31 @@ class CapacityPlan(msgspec.Struct, frozen=True, kw_only=True, tag="capacity"):
     spec: SearchSpec
 
 
+class RouterSweep(msgspec.Struct, frozen=True, kw_only=True):
+    """The `router` runner's settings, resolved (srt_bench.runners.router_bench)."""
+
+    prefix_ratios: tuple[float, ...]
+    isl: int
+    osl: int
+    requests: int
+    concurrency: int
+    initial_seed: int
+    model: str
+    tokenizer: str | None
+
+
 class CommandPlan(msgspec.Struct, frozen=True, kw_only=True, tag="command"):
     benchmark_type: str
     #: Run in order; the first non-zero exit code stops the run and is the runner's exit code.
     commands: tuple[Command, ...]
     fold: RollupFold = "none"
-    #: For folds: the artifacts folder and, per concurrency, the artifact subfolder.
+    #: For folds: per concurrency (per prefix ratio's index for `router-prefix-ratios`), the
+    #: artifact folder.
     artifacts: dict[int, str] = {}
-    #: For `aiperf-embed`: the rollup's `config` block.
+    #: For `aiperf-embed` and `router-prefix-ratios`: the rollup's `config` block.
     rollup_config: RollupConfig | None = None
+    #: For `router-prefix-ratios`: the sweep the summary describes.
+    router: RouterSweep | None = None
 
 
 class EvalPlan(msgspec.Struct, frozen=True, kw_only=True, tag="eval"):

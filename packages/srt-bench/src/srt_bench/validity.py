@@ -54,6 +54,7 @@ __all__ = [
     "ValidityOutcome",
     "apply_validity",
     "build_client_load",
+    "build_client_validity",
     "build_run_validity",
     "build_window_validity",
     "merge_validity",
@@ -262,6 +263,15 @@ def build_window_validity(
     _workers(v, inputs, _bounds(result))
     _power(v, run, inputs)
     _clock(v, inputs)
+    return v.build()
+
+
+def build_client_validity(result: Mapping[str, Any]) -> Validity:
+    """What one sa-bench result says of its own measurement, before any job-level evidence
+    (pure): a saturated client or a window too short (the capacity search reads it per point)."""
+    v = _Verdicts()
+    _client(v, build_client_load(result))
+    _length(v, result)
     return v.build()
 
 

@@ -21,6 +21,7 @@ from srt_schema.roles import EngineType
 
 __all__ = [
     "ACCURACY_EVALS",
+    "AIPERF_FIELDS",
     "BENCHMARK_BOUNDS",
     "BENCHMARK_FIELDS",
     "BENCHMARK_SHARED_FIELDS",
@@ -281,12 +282,15 @@ BENCHMARK_SHARED_FIELDS: frozenset[str] = frozenset(
         "placement",
         "colocate_with_frontend",
         "stream_output",
-        "aiperf_package",
-        "aiperf_args",
         "concurrencies",
         "sweep",
     }
 )
+
+#: The fields of the types that drive the aiperf CLI (router, mooncake-router, trace-replay):
+#: which aiperf runs and the flags added to each of its runs. Any other type refuses them, since
+#: they would do nothing there (docs/deviations.md).
+AIPERF_FIELDS: frozenset[str] = frozenset({"aiperf_package", "aiperf_args"})
 
 #: Per benchmark type, the fields it reads on top of the shared ones. The accuracy evals and
 #: mooncake-router also read ``dataset_path``: a local file of questions (else the eval fetches
@@ -339,13 +343,16 @@ BENCHMARK_FIELDS: dict[str, frozenset[str]] = {
             "dataset_path",
         }
     ),
-    "router": frozenset({"isl", "osl", "num_requests", "concurrency", "prefix_ratios"}),
+    "router": frozenset({"isl", "osl", "num_requests", "concurrency", "prefix_ratios"})
+    | AIPERF_FIELDS,
     "mooncake-router": frozenset(
         {"mooncake_workload", "ttft_threshold_ms", "itl_threshold_ms", "dataset_path"}
-    ),
+    )
+    | AIPERF_FIELDS,
     "trace-replay": frozenset(
         {"concurrencies", "ttft_threshold_ms", "itl_threshold_ms", "trace_file"}
-    ),
+    )
+    | AIPERF_FIELDS,
     "agentperf": frozenset(
         {
             "isl",

@@ -55,7 +55,7 @@ class CapacityPoint(msgspec.Struct, frozen=True, kw_only=True):
     """One measured concurrency, in the order the search measured them."""
 
     concurrency: int
-    #: Every target met and the request gate passed.
+    #: Every target met, the request gate passed and the measurement is valid.
     meets: bool
     #: The request gate failed (failed requests over the gate, or no output token): the server is
     #: overloaded at this point; its latencies are not interpolated through.
@@ -67,6 +67,10 @@ class CapacityPoint(msgspec.Struct, frozen=True, kw_only=True):
     why: str
     #: The result JSON, relative to the log folder.
     result_path: str
+    #: Why this point's measurement cannot be trusted, from the client's own checks
+    #: (`code: detail`, srt_schema.validity: a saturated client, a window too short). Such a
+    #: point never counts as meeting the targets and its latencies are not interpolated through.
+    invalid: tuple[str, ...] = ()
 
 
 class CapacityResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -23,6 +23,7 @@ from srt_bench.config import BenchRunConfig
 from srt_bench.errors import BenchDatasetError
 from srt_bench.sa_bench import PhaseSummary, run_sa_bench
 from srt_bench.sa_bench_settings import SaBenchSettings, result_dir_name
+from srt_bench.validity import build_client_validity
 from srt_schema.rollup_capacity import CapacityPoint, CapacityResult
 
 __all__ = ["CAPACITY_FILE", "build_point", "read_capacity", "run_capacity"]
@@ -39,9 +40,11 @@ def build_point(
     readings = build_readings(doc, spec.targets)
     outcome = doc.get("benchmark_outcome") or {}
     overloaded = outcome.get("status") != "passed"
+    invalid = tuple(f"{r.code}: {r.detail}" for r in build_client_validity(doc).reasons)
     return CapacityPoint(
         concurrency=int(doc["max_concurrency"]),
-        meets=not overloaded and all(r.meets for r in readings),
+        meets=not overloaded and not invalid and all(r.meets for r in readings),
+        invalid=invalid,
         overloaded=overloaded,
         completed=int(doc.get("completed") or 0),
         failed=int(doc.get("failed") or 0),

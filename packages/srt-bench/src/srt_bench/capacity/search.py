@@ -13,7 +13,9 @@ crossing `x` (the lowest concurrency where a target reaches its limit); without 
 target (or with one point) the climb steps by `max_step`, and it never steps further than that.
 Once a point has failed (refining): the readings at `lo` and `hi` are interpolated to `x` on
 log-log scales (exact for a power law, close for the flat-then-rising curves of a saturating
-server); when `hi` is overloaded (its request gate failed: no usable latency) or far over a
+server); when `hi` is overloaded (its request gate failed: no usable latency), invalid (the
+client's own checks say its measurement measured the client: a saturated client, a window too
+short; such a point never passes) or far over a
 target (above `FAR_OVER` times its limit: past a knee, where no line through two points says
 where the knee is), or no target rises, the next point is the geometric midpoint instead
 (bisection). benchmarks/capacity_search.py measures how many points that takes.
@@ -97,6 +99,8 @@ def _misses(spec: SearchSpec, point: CapacityPoint) -> str:
     """What a failing point missed, in one line."""
     if point.overloaded:
         return f"{point.failed} requests failed (overloaded)"
+    if point.invalid:
+        return "its measurement is invalid (" + "; ".join(point.invalid) + ")"
     limits = _limits(spec)
     parts = []
     for r in point.readings:
@@ -163,6 +167,8 @@ def _refine(spec: SearchSpec, points: Sequence[CapacityPoint], lo: int, hi: int)
     upper = by_c[hi]
     if upper.overloaded:
         return _bisect(lo, hi, f"{hi} is overloaded, its latencies are not interpolated")
+    if upper.invalid:
+        return _bisect(lo, hi, f"{hi} is invalid, its latencies are not interpolated")
     x = _interpolate(spec, by_c[lo], upper)
     if isinstance(x, str):
         return _bisect(lo, hi, x)

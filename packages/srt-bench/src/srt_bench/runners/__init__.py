@@ -17,10 +17,10 @@ from srt_bench.runners.commands import (
     build_custom,
     build_lm_eval,
     build_mooncake_router,
-    build_router,
     build_sglang_bench,
     build_trace_replay,
 )
+from srt_bench.runners.router_bench import build_router
 from srt_bench.sa_bench_settings import build_sa_bench_settings
 
 __all__ = ["REGISTRY", "BuildContext", "build_plan", "registered_types"]
@@ -54,7 +54,7 @@ REGISTRY: Mapping[str, Builder] = {
     "custom": lambda c, x: build_custom(c, x.out_dir),
     "lm-eval": lambda c, x: build_lm_eval(c, x.out_dir, x.environ),
     "sglang-bench": lambda c, x: build_sglang_bench(c, x.out_dir, x.environ),
-    "router": lambda c, x: build_router(c, x.out_dir, x.environ),
+    "router": lambda c, x: build_router(c, x.out_dir),
     "agentperf": lambda c, x: build_agentperf(c, x.out_dir, x.environ),
     "mooncake-router": lambda c, x: build_mooncake_router(c, x.out_dir, x.stamp),
     "trace-replay": lambda c, x: build_trace_replay(c, x.out_dir, x.stamp),

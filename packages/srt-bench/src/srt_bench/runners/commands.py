@@ -1,5 +1,5 @@
 """Command builders of the runners that start an external client (pure): custom, lm-eval,
-sglang-bench, router, agentperf, mooncake-router and trace-replay."""
+sglang-bench, agentperf, mooncake-router and trace-replay (`router` has its own module)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from srt_bench.config import BenchRunConfig, parse_concurrencies, parse_request_
 from srt_bench.errors import BenchConfigError
 from srt_bench.plans import Command, CommandPlan
 from srt_bench.runners._aiperf_args import aiperf_base, aiperf_extra_flags, goodput_flag
-from srt_schema.registry import MOONCAKE_WORKLOADS, ROUTER_BENCH_FRONTEND
+from srt_schema.registry import MOONCAKE_WORKLOADS
 from srt_schema.rollup import RollupConfig
 
 __all__ = [
@@ -20,15 +20,11 @@ __all__ = [
     "build_custom",
     "build_lm_eval",
     "build_mooncake_router",
-    "build_router",
     "build_sglang_bench",
     "build_trace_replay",
 ]
 
 SGLANG_BENCH_PROMPTS = 128
-ROUTER_DEFAULTS = {"isl": 14000, "osl": 200, "num_requests": 200, "concurrency": 20}
-ROUTER_PREFIX_RATIOS = "0.1 0.3 0.5 0.7 0.9"
-ROUTER_FRONTEND = ROUTER_BENCH_FRONTEND
 LM_EVAL_DEFAULT_CONCURRENCY = 256
 
 
@@ -152,49 +148,6 @@ def build_sglang_bench(
         commands=commands,
         fold="sglang-per-concurrency",
         artifacts=artifacts,
-    )
-
-
-def build_router(config: BenchRunConfig, out_dir: Path, environ: Mapping[str, str]) -> CommandPlan:
-    """Dynamo's `benchmarks/router/prefix_ratio_benchmark.py` from a Dynamo checkout
-    (`SRT_DYNAMO_REPO`, default `/workspace/dynamo`); needs the SGLang router frontend."""
-    b = config.benchmark
-    if config.frontend_type != ROUTER_FRONTEND:
-        raise BenchConfigError(
-            f"$.benchmark.type: 'router' needs frontend.type {ROUTER_FRONTEND!r}, "
-            f"got {config.frontend_type!r}"
-        )
-    ratios = b.prefix_ratios
-    if ratios is None:
-        ratio_list = ROUTER_PREFIX_RATIOS.split()
-    elif isinstance(ratios, str):
-        ratio_list = ratios.split()
-    else:
-        ratio_list = [str(r) for r in ratios]
-    repo = Path(environ.get("SRT_DYNAMO_REPO", "/workspace/dynamo"))
-    results = out_dir / "router-bench"
-    argv = (
-        "python",
-        str(repo / "benchmarks" / "router" / "prefix_ratio_benchmark.py"),
-        "--url",
-        config.endpoint.rstrip("/"),
-        "--model",
-        config.model_name,
-        "--isl",
-        str(b.isl or ROUTER_DEFAULTS["isl"]),
-        "--osl",
-        str(b.osl or ROUTER_DEFAULTS["osl"]),
-        "--requests",
-        str(b.num_requests or ROUTER_DEFAULTS["num_requests"]),
-        "--concurrency",
-        str(b.concurrency or ROUTER_DEFAULTS["concurrency"]),
-        "--prefix-ratios",
-        *ratio_list,
-        "--output-dir",
-        str(results),
-    )
-    return CommandPlan(
-        benchmark_type="router", commands=(Command(argv=argv, mkdirs=(str(results),)),)
     )
 
 

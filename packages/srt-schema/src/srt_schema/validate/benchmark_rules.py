@@ -22,6 +22,7 @@ from srt_schema.registry import (
     canonical_frontend,
     is_local_tokenizer,
 )
+from srt_schema.router_bench import parse_prefix_ratios
 from srt_schema.served import HF_MODEL_PREFIX
 from srt_schema.structural import join_path
 from srt_schema.validate.context import Context
@@ -184,6 +185,10 @@ def runner_inputs(ctx: Context) -> Iterator[Issue]:
                 f"frontend.type '{ROUTER_BENCH_FRONTEND}', got '{frontend}'; set frontend.type: "
                 f"{ROUTER_BENCH_FRONTEND} or pick another benchmark.type",
             )
+        try:
+            parse_prefix_ratios(bench.prefix_ratios)
+        except ValueError as exc:
+            yield ctx.issue("$.benchmark.prefix_ratios", str(exc))
 
 
 #: Variables that switch a job offline (Hugging Face's own; srt_bench.evals.sources reads them).

@@ -1,0 +1,195 @@
+"""The `router` runner: how much the SGLang router's prefix caching gains as more of each prompt
+is shared. One `aiperf profile` per prefix ratio r (synthetic prompts of `isl x (1 - r)` tokens
+behind a prefix of `isl x r` tokens drawn from a pool of shared ones, seeds counting up from the
+initial one), then a summary per ratio (docs/telemetry-and-bench.md#router). Building the plan
+is pure; `write_router_summary` reads aiperf's exports afterwards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from srt_bench.config import BenchRunConfig
+from srt_bench.errors import BenchConfigError, BenchDatasetError
+from srt_bench.plans import Command, CommandPlan, RouterSweep
+from srt_bench.runners._aiperf_args import aiperf_base, aiperf_extra_flags
+from srt_schema.registry import ROUTER_BENCH_FRONTEND
+from srt_schema.rollup import RollupConfig
+from srt_schema.router_bench import ROUTER_BENCH, parse_prefix_ratios
+
+__all__ = [
+    "FOLDER",
+    "SUMMARY_FILE",
+    "build_router",
+    "encode_summary",
+    "ratio_folder",
+    "router_summary",
+]
+
+#: The folder the runner writes under the benchmark's output folder, and the summary in it.
+FOLDER = "router-bench"
+SUMMARY_FILE = "results_summary.json"
+
+
+def ratio_folder(out_dir: Path, ratio: float, seed: int) -> Path:
+    return out_dir / FOLDER / f"prefix_ratio_{ratio:g}_seed_{seed}"
+
+
+def build_router(config: BenchRunConfig, out_dir: Path) -> CommandPlan:
+    """The aiperf runs, in the order of `prefix_ratios`; `aiperf_package` picks the aiperf
+    (`uvx --from <spec>`) and `aiperf_args` are appended to every run."""
+    b = config.benchmark
+    if config.frontend_type != ROUTER_BENCH_FRONTEND:
+        raise BenchConfigError(
+            f"$.benchmark.type: 'router' needs frontend.type {ROUTER_BENCH_FRONTEND!r}, "
+            f"got {config.frontend_type!r}"
+        )
+    try:
+        ratios = parse_prefix_ratios(b.prefix_ratios)
+    except ValueError as exc:
+        raise BenchConfigError(f"$.benchmark.prefix_ratios: {exc}") from None
+    sweep = RouterSweep(
+        prefix_ratios=ratios,
+        isl=b.isl or ROUTER_BENCH.isl,
+        osl=b.osl or ROUTER_BENCH.osl,
+        requests=b.num_requests or ROUTER_BENCH.num_requests,
+        concurrency=b.concurrency or ROUTER_BENCH.concurrency,
+        initial_seed=ROUTER_BENCH.initial_seed,
+        model=config.model_name,
+        tokenizer=config.tokenizer_path,
+    )
+    commands: list[Command] = []
+    artifacts: dict[int, str] = {}
+    for i, ratio in enumerate(ratios):
+        folder = ratio_folder(out_dir, ratio, sweep.initial_seed + i)
+        artifacts[i] = str(folder)
+        commands.append(
+            Command(argv=_aiperf_argv(config, sweep, ratio, i, folder), mkdirs=(str(folder),))
+        )
+    return CommandPlan(
+        benchmark_type="router",
+        commands=tuple(commands),
+        fold="router-prefix-ratios",
+        artifacts=artifacts,
+        rollup_config=RollupConfig(model=config.model_name, isl=sweep.isl, osl=sweep.osl),
+        router=sweep,
+    )
+
+
+def _aiperf_argv(
+    config: BenchRunConfig, sweep: RouterSweep, ratio: float, index: int, folder: Path
+) -> tuple[str, ...]:
+    prefix = int(sweep.isl * ratio)
+    # the rest of the prompt is its own: isl in all (Dynamo's script takes int(isl x (1 - r)),
+    # one token short whenever 1 - r is not exact in binary, e.g. 19 + 80 for 0.8 of 100)
+    own = sweep.isl - prefix
+    argv = (
+        *aiperf_base(config),
+        "profile",
+        "--model",
+        config.model_name,
+        "--url",
+        config.endpoint.rstrip("/"),
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "--isl",
+        str(own),
+        "--isl-stddev",
+        str(round(own / 4)),
+        "--osl",
+        str(sweep.osl),
+        "--osl-stddev",
+        str(round(sweep.osl / 4)),
+        "--extra-inputs",
+        "ignore_eos:true",
+        "--concurrency",
+        str(sweep.concurrency),
+        "--request-count",
+        str(sweep.requests),
+        "--num-dataset-entries",
+        str(sweep.requests),
+        "--random-seed",
+        str(sweep.initial_seed + index),
+        "--prefix-prompt-length",
+        str(prefix),
+        "--num-prefix-prompts",
+        str(ROUTER_BENCH.num_prefix_prompts),
+        "--artifact-dir",
+        str(folder),
+    )
+    if config.tokenizer_path:
+        argv += ("--tokenizer", config.tokenizer_path)
+    return argv + aiperf_extra_flags(config.benchmark.aiperf_args)
+
+
+def _export(folder: Path) -> dict[str, Any] | None:
+    found = sorted(folder.rglob("profile_export_aiperf.json"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        return None
+    try:
+        doc = json.loads(found[-1].read_bytes())
+    except ValueError as exc:
+        raise BenchDatasetError(f"{found[-1]}: not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise BenchDatasetError(f"{found[-1]}: expected a JSON object")
+    return doc
+
+
+def _avg(doc: dict[str, Any], metric: str, folder: Path) -> float:
+    value = doc.get(metric)
+    avg = value.get("avg") if isinstance(value, dict) else None
+    if not isinstance(avg, int | float):
+        raise BenchDatasetError(
+            f"{folder}: aiperf's export has no {metric}.avg (is it aiperf 0.13 or newer?)"
+        )
+    return float(avg)
+
+
+def router_summary(plan: CommandPlan) -> dict[str, Any] | None:
+    """`results_summary.json`'s document: per ratio that finished, the mean TTFT (ms) and the
+    output token throughput (tokens/s), with the sweep's settings; None when no ratio did.
+    A ratio whose aiperf wrote no export is left out, as Dynamo's own script does, and named
+    under `missing_prefix_ratios`."""
+    sweep = plan.router
+    assert sweep is not None, "a router-prefix-ratios fold carries its sweep"
+    done: list[float] = []
+    ttft: list[float] = []
+    throughput: list[float] = []
+    missing: list[float] = []
+    for i, ratio in enumerate(sweep.prefix_ratios):
+        folder = Path(plan.artifacts[i])
+        doc = _export(folder)
+        if doc is None:
+            missing.append(ratio)
+            continue
+        done.append(ratio)
+        ttft.append(_avg(doc, "time_to_first_token", folder))
+        throughput.append(_avg(doc, "output_token_throughput", folder))
+    if not done:
+        return None
+    summary: dict[str, Any] = {
+        "prefix_ratios": done,
+        "ttft_values": ttft,
+        "throughput_values": throughput,
+        "config": {
+            "model": sweep.model,
+            "tokenizer": sweep.tokenizer,
+            "isl": sweep.isl,
+            "osl": sweep.osl,
+            "requests": sweep.requests,
+            "concurrency": sweep.concurrency,
+            "initial_seed": sweep.initial_seed,
+            "num_prefix_prompts": ROUTER_BENCH.num_prefix_prompts,
+        },
+    }
+    if missing:
+        summary["missing_prefix_ratios"] = missing
+    return summary
+
+
+def encode_summary(summary: dict[str, Any]) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(summary), indent=2) + b"\n"
