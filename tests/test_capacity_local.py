@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from replay_power import NODE_POWER_W, replayed_power
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "examples" / "models" / "tiny-word"
@@ -24,8 +25,12 @@ MODEL = ROOT / "examples" / "models" / "tiny-word"
 pytestmark = pytest.mark.slow
 
 
-def _apply(tmp_path: Path, **bench: Any) -> tuple[Path, str]:
+def _apply(
+    tmp_path: Path, telemetry: dict[str, Any] | None = None, **bench: Any
+) -> tuple[Path, str]:
     doc = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    if telemetry is not None:
+        doc["telemetry"] = telemetry
     doc["model"]["path"] = str(MODEL)
     doc["benchmark"].pop("concurrencies")
     doc["benchmark"].update(bench)
@@ -117,3 +122,29 @@ def test_a_multi_turn_job_sends_what_the_server_counts(tmp_path: Path) -> None:
     rollup = json.loads((logs / "benchmark-rollup.json").read_text())
     (run,) = rollup["runs"]
     assert run["workload"] == "multi-turn" and run["prompt_token_mismatches"] == 0
+
+
+def test_power_is_measured_at_every_point_the_search_chose(tmp_path: Path) -> None:
+    """The plan cannot list a search's windows: the power finalize takes the ones it stamped, so
+    each measured point has its energy and the capture is publishable."""
+    capacity = {"targets": {"ttft_p99_ms": 200}, "max_concurrency": 32, "max_points": 3}
+    logs, _ = _apply(
+        tmp_path,
+        telemetry=replayed_power(),
+        isl=64,
+        osl=32,
+        num_prompts_mult=4,
+        num_warmup_mult=1,
+        capacity=capacity,
+    )
+    rollup = json.loads((logs / "benchmark-rollup.json").read_text())
+    measured = sorted(p["concurrency"] for p in rollup["capacity"]["points"])
+    assert len(measured) >= 2
+    manifest = json.loads((logs / "power" / "manifest.json").read_text())
+    assert [w["concurrency"] for w in manifest["expected_windows"]] == measured
+    assert manifest["publication_valid"] is True, manifest["reason_codes"]
+    assert rollup["power"]["publication_valid"] is True
+    for run in rollup["runs"]:
+        energy = run["energy"]
+        assert energy["gpu_avg_power_w"] == pytest.approx(NODE_POWER_W, rel=0.02), run
+        assert energy["joules_per_output_token"] > 0

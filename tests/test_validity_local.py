@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 import yaml
+from replay_power import replayed_power
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "examples" / "models" / "tiny-word"
-CAPTURE = ROOT / "packages" / "srt-telemetry" / "tests" / "data" / "replay" / "dcgm-gb200-4gpu.txt"
 MEASURING = "measured requests"  # sa-bench's line when a concurrency's window starts
 
 pytestmark = pytest.mark.slow
@@ -149,30 +149,10 @@ def test_a_worker_restarted_in_the_window_is_named(tmp_path: Path) -> None:
     assert restarts["total_restarts"] == 1
 
 
-def _power(tmp_path: Path, replay_flags: str) -> dict[str, Any]:
-    command = (
-        f"python3 -m srt_telemetry.testing replay-dcgm --capture {CAPTURE} --curve const:300 "
-        f"--gpus 2 --hostname node-01 --host 127.0.0.1 --port {{port}} {replay_flags}"
-    )
-    return {
-        "enabled": True,
-        "required": False,
-        "collect_interval_ms": 500,
-        "startup_timeout_seconds": 20,
-        "request_timeout_seconds": 1.5,
-        "dcgm_exporter": {
-            "container_image": "",
-            "binary": "python3",
-            "port": 9401,
-            "command": command,
-        },
-    }
-
-
 def test_a_skewed_power_clock_makes_the_power_invalid_and_is_named(tmp_path: Path) -> None:
     """The replaying DCGM exporter stamps its samples 7 s off this host's clock: the clock check
     fails (`clock_skew`) and the power manifest is not publishable (`power_invalid`)."""
-    telemetry = _power(tmp_path, "--clock-offset-s 7")
+    telemetry = replayed_power("--clock-offset-s 7")
     job = _run(_recipe(tmp_path, telemetry=telemetry), tmp_path / "out")
     assert job.code == 0, job.output[-3000:]
     manifest = json.loads((job.logs / "power" / "manifest.json").read_text())
@@ -185,7 +165,7 @@ def test_a_skewed_power_clock_makes_the_power_invalid_and_is_named(tmp_path: Pat
 
 
 def test_healthy_power_and_clock_give_no_power_or_clock_reason(tmp_path: Path) -> None:
-    job = _run(_recipe(tmp_path, telemetry=_power(tmp_path, "--clock-offset-s 0")),
+    job = _run(_recipe(tmp_path, telemetry=replayed_power("--clock-offset-s 0")),
                tmp_path / "out")  # fmt: skip
     assert job.code == 0, job.output[-3000:]
     assert job.rollup["power"]["publication_valid"] is True, job.rollup["power"]

@@ -116,6 +116,21 @@ def test_every_leg_is_planned_in_order_and_the_benchmark_gets_the_window_folder(
     }
 
 
+def test_a_capacity_search_leaves_its_windows_to_the_run(make_recipe: RecipeFactory) -> None:
+    """The search picks its concurrencies while it runs: no list, the benchmark type instead."""
+    capacity = {"targets": {"ttft_p99_ms": 500}, "max_concurrency": 64}
+    recipe = make_recipe(
+        benchmark={"type": "sa-bench", "isl": 8, "osl": 8, "capacity": capacity},
+        telemetry={"enabled": True, "dcgm_exporter": GPU},
+    )
+    config = _file(_plan(recipe), "power.json")
+    assert (config["expected_windows"], config["run_time_windows"]) == ([], "sa-bench")
+    fixed_recipe = make_recipe(benchmark=BENCH, telemetry={"enabled": True, "dcgm_exporter": GPU})
+    fixed = _file(_plan(fixed_recipe), "power.json")
+    assert fixed["expected_windows"] == [{"benchmark_type": "sa-bench", "concurrency": 2}]
+    assert "run_time_windows" not in fixed
+
+
 def test_without_telemetry_nothing_is_planned_and_the_default_exporter_stays(
     make_recipe: RecipeFactory,
 ) -> None:

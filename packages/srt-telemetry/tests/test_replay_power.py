@@ -91,6 +91,7 @@ def _config(
     concurrencies: tuple[int, ...] = (4,),
     required: bool,
     cpu_urls: dict[str, str] | None = None,
+    run_time_windows: str | None = None,
 ) -> Path:
     """A PowerConfig as the planner writes it: one endpoint per node, every GPU expected."""
     devices = [
@@ -120,6 +121,7 @@ def _config(
         cpu_exporter_endpoints=tuple(
             PowerEndpoint(hostname=h, url=u) for h, u in sorted((cpu_urls or {}).items())
         ),
+        run_time_windows=run_time_windows,
     )
     path = tmp_path / "power.json"
     path.write_bytes(msgspec.json.encode(cfg))
@@ -275,6 +277,53 @@ def test_energy_matches_the_analytic_curve(
         cpu_rows = list(csv.DictReader(fh))
     assert cpu_rows and {r["total_power_w"] for r in cpu_rows} == {repr(hw.node_total_w)}
     assert {r["source"] for r in cpu_rows} == {"acpi"} and hw.node_total_w == 195.5
+    logs = tmp_path / "logs"
+    check = _cli(
+        "power", "validate", "--power-dir", str(logs / "power"), "--result-root", str(logs)
+    )
+    assert (check.returncode, check.stdout) == (0, "publishable and consistent\n"), check.stderr
+
+
+@pytest.mark.parametrize("searched", [True, False], ids=["run-time-windows", "fixed-list"])
+def test_a_capacity_search_expects_the_windows_it_stamped(
+    tmp_path: Path, spawn: Any, replay: Replay, searched: bool
+) -> None:
+    """A capacity search picks its concurrencies while it runs, so the plan lists none: with
+    `run_time_windows` every window it stamped is validated and gets its energy; without it the
+    same windows are unexpected and the capture is not publishable."""
+    _, info = replay("--curve", "const:250", "--gpus", "2", "--hostname", "node-a")
+    cfg = _config(
+        tmp_path,
+        {"node-a": (info.url, 2)},
+        concurrencies=(),
+        required=False,
+        run_time_windows="sa-bench" if searched else None,
+    )
+    collector = _collect(spawn, cfg)
+    for c, tokens in ((1, 100), (8, 800)):
+        start, end, duration = _measure(1.2)
+        _write_window(tmp_path / "logs", c, start, end, duration, tokens=tokens)
+    time.sleep(0.3)
+    _stop(collector)
+    code, out = _finalize(cfg)
+    m = _read(tmp_path, "manifest.json")
+    if not searched:
+        assert (code, out["publication_valid"]) == (0, False)
+        assert m["window_validations"] == []
+        assert {r for e in m["artifact_errors"] for r in e["reason_codes"]} == {
+            "measurement_window_unexpected"
+        }
+        return
+    assert (code, out["publication_valid"], out["reason_codes"]) == (0, True, [])
+    assert m["expected_windows"] == [
+        {"benchmark_type": "sa-bench", "concurrency": 1},
+        {"benchmark_type": "sa-bench", "concurrency": 8},
+    ]
+    assert [v["power_coverage_valid"] for v in m["window_validations"]] == [True, True]
+    windows = _read(tmp_path, "energy.json")["windows"]
+    assert [w["total_output_tokens"] for w in windows] == [100, 800]
+    for w in windows:  # 2 GPUs at a constant 250 W
+        assert w["avg_power_w"] == pytest.approx(500.0, rel=1e-6)
     logs = tmp_path / "logs"
     check = _cli(
         "power", "validate", "--power-dir", str(logs / "power"), "--result-root", str(logs)

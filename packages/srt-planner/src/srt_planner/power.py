@@ -238,6 +238,9 @@ def build_power(ctx: PlanContext, processes: Sequence[ProcessSpec]) -> PowerLegs
             "exporter_command": command,
             "cpu_exporter_endpoints": cpu_endpoints,
         }
+        if ctx.recipe.benchmark.capacity is not None:
+            # a capacity search picks its concurrencies as it runs: every window it stamps
+            config["run_time_windows"] = btype
         files.append(_json_file(POWER_CONFIG, config))
         path = f"{ctx.log_dir}/{POWER_CONFIG}"
         grace = _join_budget(tel.request_timeout_seconds, tel.collector_join_timeout_seconds)

@@ -118,6 +118,10 @@ class PowerConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
     exporter_port: int = 9401
     exporter_command: str = ""
     cpu_exporter_endpoints: tuple[PowerEndpoint, ...] = ()
+    #: The benchmark type whose concurrencies are chosen while it runs (a capacity search), with
+    #: `expected_windows` empty: finalization expects every window the benchmark stamped for that
+    #: type, one per concurrency. None: `expected_windows` is the whole list.
+    run_time_windows: str | None = None
 
     @property
     def join_timeout(self) -> float:

@@ -19,7 +19,7 @@ from typing import Literal
 import msgspec
 
 from srt_telemetry.atomic import write_json_atomic
-from srt_telemetry.config import ExpectedDevice, PowerConfig
+from srt_telemetry.config import ExpectedDevice, ExpectedWindow, PowerConfig
 from srt_telemetry.power_clock import clock_checks, clock_sync_failures, clock_tolerance_seconds
 from srt_telemetry.power_manifest import (
     ArtifactError,
@@ -238,6 +238,21 @@ def _validate_windows(
     return validations, errors
 
 
+def _stamped_windows(
+    files: Sequence[WindowFile], benchmark_type: str
+) -> tuple[ExpectedWindow, ...]:
+    """The windows a benchmark that picks its concurrencies as it runs has stamped (decoded
+    ones of its type), one per concurrency in ascending order."""
+    found = {
+        wf.window.concurrency
+        for wf in files
+        if wf.window is not None and wf.window.benchmark_type == benchmark_type
+    }
+    return tuple(
+        ExpectedWindow(benchmark_type=benchmark_type, concurrency=c) for c in sorted(found)
+    )
+
+
 def evaluate_power(
     config: PowerConfig,
     state: CollectorState,
@@ -267,6 +282,11 @@ def evaluate_power(
     if convert_running:
         _convert_running(files, windows_dir)
         files = read_windows(windows_dir, Path(config.result_root))
+    if config.run_time_windows is not None and not config.expected_windows:
+        config = msgspec.structs.replace(
+            config, expected_windows=_stamped_windows(files, config.run_time_windows)
+        )
+        manifest.expected_windows = list(config.expected_windows)
     energy = EnergyReport()
     manifest.window_validations, manifest.artifact_errors = _validate_windows(
         config, files, by_dev, energy
