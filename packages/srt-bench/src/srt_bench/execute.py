@@ -159,7 +159,10 @@ def _fold(
             )
             return _write_with_csv(config, out_dir, rollup)
         case "router-prefix-ratios":
-            summary = router_summary(plan)
+            assert plan.router is not None, "a router-prefix-ratios fold carries its sweep"
+            found = {i: _newest_export(Path(folder)) for i, folder in plan.artifacts.items()}
+            exports = {i: _read_json(path) for i, path in found.items() if path is not None}
+            summary = router_summary(plan.router, exports)
             if summary is None:
                 return None
             summary_dir = out_dir / ROUTER_FOLDER

@@ -8,7 +8,7 @@ from typing import Any
 
 from srt_bench.config import BenchRunConfig
 
-__all__ = ["aiperf_base", "aiperf_extra_flags", "goodput_flag"]
+__all__ = ["aiperf_base", "aiperf_extra_flags", "aiperf_profile", "goodput_flag"]
 
 DEFAULT_TTFT_THRESHOLD_MS = 2000
 DEFAULT_ITL_THRESHOLD_MS = 25
@@ -20,6 +20,26 @@ def aiperf_base(config: BenchRunConfig) -> tuple[str, ...]:
     if spec:
         return ("uvx", "--from", spec, "aiperf")
     return ("aiperf",)
+
+
+def aiperf_profile(config: BenchRunConfig, *dataset: str) -> tuple[str, ...]:
+    """`aiperf profile` against the run's endpoint over chat streaming, then the `dataset`
+    flags, then the tokenizer when the run has one: what every aiperf runner starts with."""
+    argv = (
+        *aiperf_base(config),
+        "profile",
+        "--model",
+        config.model_name,
+        "--url",
+        config.endpoint.rstrip("/"),
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        *dataset,
+    )
+    if config.tokenizer_path:
+        argv += ("--tokenizer", config.tokenizer_path)
+    return argv
 
 
 def aiperf_extra_flags(args: Mapping[str, Any]) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from srt_bench.config import BenchRunConfig, parse_concurrencies, parse_request_rate
 from srt_bench.errors import BenchConfigError
 from srt_bench.plans import Command, CommandPlan
-from srt_bench.runners._aiperf_args import aiperf_base, aiperf_extra_flags, goodput_flag
+from srt_bench.runners._aiperf_args import aiperf_extra_flags, aiperf_profile, goodput_flag
 from srt_schema.registry import MOONCAKE_WORKLOADS
 from srt_schema.rollup import RollupConfig
 
@@ -196,22 +196,7 @@ def build_agentperf(
 
 
 def _aiperf_common(config: BenchRunConfig) -> tuple[str, ...]:
-    argv = (
-        *aiperf_base(config),
-        "profile",
-        "--model",
-        config.model_name,
-        "--url",
-        config.endpoint.rstrip("/"),
-        "--endpoint-type",
-        "chat",
-        "--streaming",
-        "--custom-dataset-type",
-        "mooncake_trace",
-    )
-    if config.tokenizer_path:
-        argv += ("--tokenizer", config.tokenizer_path)
-    return argv
+    return aiperf_profile(config, "--custom-dataset-type", "mooncake_trace")
 
 
 def _safe(name: str) -> str:

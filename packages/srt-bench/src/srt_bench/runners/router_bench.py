@@ -2,11 +2,11 @@
 is shared. One `aiperf profile` per prefix ratio r (synthetic prompts of `isl x (1 - r)` tokens
 behind a prefix of `isl x r` tokens drawn from a pool of shared ones, seeds counting up from the
 initial one), then a summary per ratio (docs/telemetry-and-bench.md#router). Building the plan
-is pure; `write_router_summary` reads aiperf's exports afterwards."""
+and the summary are pure; the fold in srt_bench.execute reads aiperf's exports."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import msgspec
 from srt_bench.config import BenchRunConfig
 from srt_bench.errors import BenchConfigError, BenchDatasetError
 from srt_bench.plans import Command, CommandPlan, RouterSweep
-from srt_bench.runners._aiperf_args import aiperf_base, aiperf_extra_flags
+from srt_bench.runners._aiperf_args import aiperf_extra_flags, aiperf_profile
 from srt_schema.registry import ROUTER_BENCH_FRONTEND
 from srt_schema.rollup import RollupConfig
 from srt_schema.router_bench import ROUTER_BENCH, parse_prefix_ratios
@@ -86,16 +86,8 @@ def _aiperf_argv(
     # the rest of the prompt is its own: isl in all (Dynamo's script takes int(isl x (1 - r)),
     # one token short whenever 1 - r is not exact in binary, e.g. 19 + 80 for 0.8 of 100)
     own = sweep.isl - prefix
-    argv = (
-        *aiperf_base(config),
-        "profile",
-        "--model",
-        config.model_name,
-        "--url",
-        config.endpoint.rstrip("/"),
-        "--endpoint-type",
-        "chat",
-        "--streaming",
+    argv = aiperf_profile(
+        config,
         "--isl",
         str(own),
         "--isl-stddev",
@@ -121,54 +113,39 @@ def _aiperf_argv(
         "--artifact-dir",
         str(folder),
     )
-    if config.tokenizer_path:
-        argv += ("--tokenizer", config.tokenizer_path)
     return argv + aiperf_extra_flags(config.benchmark.aiperf_args)
 
 
-def _export(folder: Path) -> dict[str, Any] | None:
-    found = sorted(folder.rglob("profile_export_aiperf.json"), key=lambda p: p.stat().st_mtime)
-    if not found:
-        return None
-    try:
-        doc = json.loads(found[-1].read_bytes())
-    except ValueError as exc:
-        raise BenchDatasetError(f"{found[-1]}: not JSON: {exc}") from exc
-    if not isinstance(doc, dict):
-        raise BenchDatasetError(f"{found[-1]}: expected a JSON object")
-    return doc
-
-
-def _avg(doc: dict[str, Any], metric: str, folder: Path) -> float:
+def _avg(doc: Mapping[str, Any], metric: str, ratio: float) -> float:
     value = doc.get(metric)
     avg = value.get("avg") if isinstance(value, dict) else None
     if not isinstance(avg, int | float):
         raise BenchDatasetError(
-            f"{folder}: aiperf's export has no {metric}.avg (is it aiperf 0.13 or newer?)"
+            f"router: aiperf's export for prefix ratio {ratio:g} has no {metric}.avg "
+            "(is it aiperf 0.13 or newer?)"
         )
     return float(avg)
 
 
-def router_summary(plan: CommandPlan) -> dict[str, Any] | None:
-    """`results_summary.json`'s document: per ratio that finished, the mean TTFT (ms) and the
-    output token throughput (tokens/s), with the sweep's settings; None when no ratio did.
-    A ratio whose aiperf wrote no export is left out, as Dynamo's own script does, and named
-    under `missing_prefix_ratios`."""
-    sweep = plan.router
-    assert sweep is not None, "a router-prefix-ratios fold carries its sweep"
+def router_summary(
+    sweep: RouterSweep, exports: Mapping[int, Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """`results_summary.json`'s document (pure) from aiperf's export per ratio index: per ratio
+    that finished, the mean TTFT (ms) and the output token throughput (tokens/s), with the
+    sweep's settings; None when no ratio did. A ratio whose aiperf wrote no export is left out,
+    as Dynamo's own script does, and named under `missing_prefix_ratios`."""
     done: list[float] = []
     ttft: list[float] = []
     throughput: list[float] = []
     missing: list[float] = []
     for i, ratio in enumerate(sweep.prefix_ratios):
-        folder = Path(plan.artifacts[i])
-        doc = _export(folder)
+        doc = exports.get(i)
         if doc is None:
             missing.append(ratio)
             continue
         done.append(ratio)
-        ttft.append(_avg(doc, "time_to_first_token", folder))
-        throughput.append(_avg(doc, "output_token_throughput", folder))
+        ttft.append(_avg(doc, "time_to_first_token", ratio))
+        throughput.append(_avg(doc, "output_token_throughput", ratio))
     if not done:
         return None
     summary: dict[str, Any] = {
