@@ -400,6 +400,7 @@ def test_router_sweeps_prefix_ratios_behind_the_sglang_router(tmp_path: Path) ->
         "benchmark.concurrency": "8",
         "benchmark.prefix_ratios": "0.2 0.8",
         "benchmark.aiperf_package": AIPERF,
+        "benchmark.aiperf_args.warmup-request-count": "2",
         "health_check.interval_seconds": "1",
     }
     argv = [srtctl, "apply", "--local", "--stand-in-engines", "-f", str(ROUTER_RECIPE)]
@@ -431,6 +432,9 @@ def test_router_sweeps_prefix_ratios_behind_the_sglang_router(tmp_path: Path) ->
             {"pool_size": 20, "length": prefix},
         )
         assert dataset["prompts"]["isl"]["mean"] == 100 - prefix
+        # aiperf_args reach every run: a 2-request warmup before the 40 measured
+        phases = {p["name"]: p for p in export["input_config"]["phases"]}
+        assert (phases["warmup"]["requests"], phases["profiling"]["requests"]) == (2, 40)
         sent = json.loads((folder / "inputs.json").read_text())["data"]
         prompts = [p["messages"][0]["content"] for s in sent for p in s["payloads"]]
         assert len(prompts) == len(set(prompts)) == 40  # each has a part of its own
