@@ -52,12 +52,15 @@ def _send(url: str, n: int, concurrency: int) -> list[RequestRecord]:
     return asyncio.run(go())
 
 
+@pytest.mark.usefixtures("quiet_gc")
 def test_each_request_gets_the_schedule_of_the_load_it_arrives_at() -> None:
     curve = LatencyCurve(ttft_ms=0.0, itl_ms=5.0, ttft_ms_per_stream=60.0)
     with FixedStreamServer(ServerBehaviour(honour_max_tokens=True, curve=curve)) as server:
         alone = _send(server.url, 1, 1)
         together = _send(server.url, 3, 3)
         again = _send(server.url, 1, 1)  # the in-flight count went back to zero
+        loads = server.curve_loads
+    assert loads == [1, 1, 2, 3, 1]
     ttft = [r.ttft for r in alone + together + again]
     assert all(t is not None for t in ttft)
     first = sorted(t for t in ttft[1:4] if t is not None)

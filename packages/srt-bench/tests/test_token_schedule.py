@@ -70,6 +70,7 @@ def _send(url: str, prompts: list[str], tokens: int, api: str) -> list[RequestRe
 
 
 @pytest.mark.parametrize("api", ["completions", "chat"])
+@pytest.mark.usefixtures("quiet_gc")
 def test_the_server_sends_every_token_on_its_schedule(api: str) -> None:
     prompts = [f"w{i} w{i + 1}" for i in range(8)]
     behaviour = ServerBehaviour(honour_max_tokens=True, schedule=SCHEDULE)

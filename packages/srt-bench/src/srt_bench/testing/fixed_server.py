@@ -133,6 +133,8 @@ class _State:
         self.lateness: list[float] = []
         #: Scheduled responses not yet finished (the load a `curve` is a function of).
         self.in_flight = 0
+        #: The load (requests in flight, itself included) each `curve` request was scheduled at.
+        self.curve_loads: list[int] = []
         self.transports: set[asyncio.Transport] = set()
         self.fixed: dict[bool, bytes] = {
             chat: b"".join(_stream_parts(behaviour, chat, behaviour.output_tokens, 0))
@@ -234,6 +236,7 @@ class _Protocol(asyncio.Protocol):
         parts = _stream_parts(b, chat, tokens, prompt_tokens)
         if b.curve is not None and b.mode == "per_token" and tokens > 0:
             state.in_flight += 1
+            state.curve_loads.append(state.in_flight)
             times = token_times(b.curve.schedule_at(state.in_flight), text, tokens)
             self._scheduled(parts, times, close, done=self._finished)
             return
@@ -331,6 +334,11 @@ class FixedStreamServer:
     @property
     def slow_down_bodies(self) -> list[float | None]:
         return list(self._state.slow_down_bodies)
+
+    @property
+    def curve_loads(self) -> list[int]:
+        """The load each `curve` request was scheduled at, in arrival order."""
+        return list(self._state.curve_loads)
 
     def __enter__(self) -> FixedStreamServer:
         self._thread.start()
