@@ -1,8 +1,8 @@
 """The `router` runner: how much the SGLang router's prefix caching gains as more of each prompt
-is shared. One `aiperf profile` per prefix ratio r (synthetic prompts of `isl x (1 - r)` tokens
-behind a prefix of `isl x r` tokens drawn from a pool of shared ones, seeds counting up from the
-initial one), then a summary per ratio (docs/telemetry-and-bench.md#router). Building the plan
-and the summary are pure; the fold in srt_bench.execute reads aiperf's exports."""
+is shared. One `aiperf profile` per prefix ratio r (synthetic prompts of `isl` tokens: a prefix
+of `int(isl x r)` drawn from a pool of shared ones, then a part of their own; seeds counting up
+from the initial one), then a summary per ratio (docs/telemetry-and-bench.md#router). Building the
+plan and the summary are pure; the fold in srt_bench.execute reads aiperf's exports."""
 
 from __future__ import annotations
 
