@@ -10,7 +10,12 @@ its own child process, and is measured at 64, 256 and 1,024 concurrent streams, 
   known. Each client's reported p50/p99 TTFT and ITL minus the truth's is its timing error
   (ITL compared in the client's own definition: pooled gaps, or each request's mean gap);
   ours also per request ("paired": |measured - scheduled|, p50/p99). The server's own lateness
-  against the schedule is printed beside it (an error the client cannot remove).
+  against the schedule is printed beside it (an error the client cannot remove), and so is
+  ours against the server's actual writes ("vs writes": each token's stamp minus its write,
+  |stamped gap - written gap|; the server keeps its write times by request `user` on
+  CLOCK_MONOTONIC, which our stamps share): the client's own error, without the server's.
+  Ours stamps chunks with the kernel's receive time (`srt_bench.http1_stamped`);
+  `--loop-stamps` times the event loop's reads instead, for an A/B.
 
     uv run --frozen python benchmarks/client_capacity.py            # about 10 minutes
     uv run --frozen python benchmarks/client_capacity.py --quick    # about 4 minutes
@@ -60,6 +65,7 @@ from srt_bench.testing import TokenSchedule, write_tiny_model
 from srt_bench.testing.timing import (
     ItlKind,
     ScheduleTruth,
+    build_delivery_error,
     build_distribution_error,
     build_paired_error,
     build_truth,
@@ -183,12 +189,18 @@ def worker_ours(args: argparse.Namespace) -> None:
     requests = [
         PreparedRequest(
             body=build_request_body(
-                api="completions", model="tiny", prompt=k, max_tokens=args.tokens, ignore_eos=True
+                api="completions",
+                model="tiny",
+                prompt=k,
+                max_tokens=args.tokens,
+                ignore_eos=True,
+                extra={"user": f"r{i}"},
             ),
             prompt_tokens=args.isl,
         )
-        for k in keys
+        for i, k in enumerate(keys)
     ]
+    origins: list[float] = []
 
     async def main() -> Result:
         client: StreamClient | HttpxSender
@@ -196,11 +208,13 @@ def worker_ours(args: argparse.Namespace) -> None:
             client = HttpxSender(args.url, args.concurrency)
         else:
             client = StreamClient(
-                endpoint=args.url, api="completions", reuse_connections=True, timeout_seconds=600
-            )
+                endpoint=args.url, api="completions", reuse_connections=True,
+                timeout_seconds=600, kernel_stamps=args.worker_ours == "http1",
+            )  # fmt: skip
+        sender = _OriginKept(client, origins)
         try:
             run = await run_phase(
-                client, requests, concurrency=args.concurrency, rate=float("inf"), seed=0
+                sender, requests, concurrency=args.concurrency, rate=float("inf"), seed=0
             )
         finally:
             await client.aclose()
@@ -223,9 +237,33 @@ def worker_ours(args: argparse.Namespace) -> None:
                        itl_p99=itl[99.0], itl_kind="pooled")  # fmt: skip
             paired = build_paired_error(_schedule(args), keys[args.warmup :], records, args.tokens)
             out["paired"] = None if paired is None else msgspec.structs.asdict(paired)
+            with urllib.request.urlopen(f"{args.url}/sent_times", timeout=60) as resp:
+                sent: dict[str, list[float]] = json.loads(resp.read())
+            origin = origins[0]
+            streams = [
+                (tuple(origin + t for t in r.chunk_times), sent.get(f"r{i}", []))
+                for i, r in enumerate(run.records)
+                if i >= args.warmup and r.success
+            ]
+            delivery = build_delivery_error(streams)
+            out["delivery"] = None if delivery is None else msgspec.structs.asdict(delivery)
+        if isinstance(client, StreamClient):
+            out["stamps"] = client.stamps
         return out
 
     print(json.dumps(asyncio.run(main())))
+
+
+class _OriginKept:
+    """Passes requests on, keeping the phase's `origin` (records are relative to it)."""
+
+    def __init__(self, client: StreamClient | HttpxSender, origins: list[float]) -> None:
+        self._client, self._origins = client, origins
+
+    async def send(self, request: PreparedRequest, *, origin: float) -> RequestRecord:
+        if not self._origins:
+            self._origins.append(origin)
+        return await self._client.send(request, origin=origin)
 
 
 def run_ours(
@@ -438,6 +476,13 @@ def _timing_row(name: str, c: int, r: Result, truth: ScheduleTruth, late: Result
             f"{paired['ttft_p99_ms']:.2f}, ITL p50 {paired['itl_p50_ms']:.2f} p99 "
             f"{paired['itl_p99_ms']:.2f} ms"
         )
+    delivery = r.get("delivery")
+    if delivery:
+        line += (
+            f"; vs writes ({r.get('stamps', '?')} stamps) first token p50 "
+            f"{delivery['ttft_p50_ms']:.2f} p99 {delivery['ttft_p99_ms']:.2f}, ITL p50 "
+            f"{delivery['itl_p50_ms']:.2f} p99 {delivery['itl_p99_ms']:.2f} ms"
+        )
     if late.get("p99_ms") is not None:
         line += f" (server writes late p50 {late['p50_ms']:.2f} p99 {late['p99_ms']:.2f} ms)"
     return line
@@ -455,7 +500,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jitter", type=float, default=0.2, help="each time x 1 + U(-j, j)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--httpx", action="store_true", help="also ours on httpx (slow: minutes)")
-    p.add_argument("--worker-ours", choices=["http1", "httpx"], help=argparse.SUPPRESS)
+    p.add_argument(
+        "--loop-stamps", action="store_true", help="ours times the event loop's reads (A/B)"
+    )
+    p.add_argument(
+        "--worker-ours", choices=["http1", "http1-loop", "httpx"], help=argparse.SUPPRESS
+    )
     p.add_argument("--url", help=argparse.SUPPRESS)
     p.add_argument("--prompts", help=argparse.SUPPRESS)
     p.add_argument("--concurrency", type=int, help=argparse.SUPPRESS)
@@ -533,7 +583,12 @@ def main() -> None:
                         on_httpx = run_ours(ctx, url, c, n, timed=False, transport="httpx")
                     print(_row("ours-httpx", c, on_httpx), flush=True)
                 with serve(args, timed=True) as url:
-                    timed = _measure(ctx, name, url, c, timing_n, timed=True)
+                    if name == "ours" and args.loop_stamps:
+                        timed: Result | str = run_ours(
+                            ctx, url, c, timing_n, timed=True, transport="http1-loop"
+                        )
+                    else:
+                        timed = _measure(ctx, name, url, c, timing_n, timed=True)
                     late = server_lateness(url)
                 if isinstance(timed, str):
                     print(f"{name:<14} c={c:<5} timing unavailable: {timed}", flush=True)

@@ -34,11 +34,21 @@ def _chunked(data: bytes, size: int) -> bytes:
     return out + b"0\r\nX-Trailer: 1\r\n\r\n"
 
 
+@pytest.fixture(params=[True, False], ids=["kernel-stamps", "loop-stamps"])
+def kernel_stamps(request: pytest.FixtureRequest) -> bool:
+    """Every transport test runs on both byte movers (the parser is the same)."""
+    return bool(request.param)
+
+
 async def _send(
-    url: str, *, reuse: bool = True, n: int = 1, timeout: float = 5.0
+    kernel_stamps: bool, url: str, *, reuse: bool = True, n: int = 1, timeout: float = 5.0
 ) -> list[RequestRecord]:
     client = StreamClient(
-        endpoint=url, api="completions", reuse_connections=reuse, timeout_seconds=timeout
+        endpoint=url,
+        api="completions",
+        reuse_connections=reuse,
+        timeout_seconds=timeout,
+        kernel_stamps=kernel_stamps,
     )
     req = PreparedRequest(body=b'{"prompt":"x"}', prompt_tokens=3)
     try:
@@ -55,13 +65,13 @@ def _ok(r: RequestRecord) -> None:
 
 
 @pytest.mark.parametrize("split", [1, 2, 7, 1000])
-def test_chunked_stream_split_at_any_byte(split: int) -> None:
+def test_chunked_stream_split_at_any_byte(kernel_stamps: bool, split: int) -> None:
     body = HEAD_CHUNKED + _chunked(SSE, 5)
     pieces = tuple(body[i : i + split] for i in range(0, len(body), split))
 
     async def main() -> None:
         async with scripted_server([Reply(pieces), Reply((body,))]) as (url, heads):
-            records = await _send(url, n=2)
+            records = await _send(kernel_stamps, url, n=2)
             for r in records:
                 _ok(r)
             assert b"Connection: close" not in heads[0]
@@ -69,7 +79,7 @@ def test_chunked_stream_split_at_any_byte(split: int) -> None:
     asyncio.run(main())
 
 
-def test_content_length_and_close_delimited_bodies() -> None:
+def test_content_length_and_close_delimited_bodies(kernel_stamps: bool) -> None:
     by_length = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(SSE), SSE)
     by_close = b"HTTP/1.0 200 OK\r\n\r\n" + SSE
 
@@ -78,13 +88,13 @@ def test_content_length_and_close_delimited_bodies() -> None:
             url,
             _,
         ):
-            for r in await _send(url, n=2):
+            for r in await _send(kernel_stamps, url, n=2):
                 _ok(r)
 
     asyncio.run(main())
 
 
-def test_http_errors_and_missing_done_are_failures() -> None:
+def test_http_errors_and_missing_done_are_failures(kernel_stamps: bool) -> None:
     err = b'{"error":{"message":"model not found"}}'
     status_500 = b"HTTP/1.1 404 Not Found\r\nContent-Length: %d\r\n\r\n%s" % (len(err), err)
     event = b'data: {"choices":[{"text":"a"}]}\n\n'
@@ -92,40 +102,40 @@ def test_http_errors_and_missing_done_are_failures() -> None:
 
     async def main() -> None:
         async with scripted_server([Reply((status_500,)), Reply((no_done,))]) as (url, _):
-            r1, r2 = await _send(url, n=2)
+            r1, r2 = await _send(kernel_stamps, url, n=2)
         assert not r1.success and r1.error == 'HTTP 404: {"error":{"message":"model not found"}}'
         assert not r2.success and r2.error == "stream ended without [DONE]"
 
     asyncio.run(main())
 
 
-def test_no_reuse_sends_connection_close() -> None:
+def test_no_reuse_sends_connection_close(kernel_stamps: bool) -> None:
     body = HEAD_CHUNKED + _chunked(SSE, 100)
 
     async def main() -> None:
         async with scripted_server([Reply((body,)), Reply((body,))]) as (url, heads):
-            for r in await _send(url, reuse=False, n=2):
+            for r in await _send(kernel_stamps, url, reuse=False, n=2):
                 _ok(r)
             assert all(b"Connection: close" in h for h in heads)
 
     asyncio.run(main())
 
 
-def test_early_close_and_timeout_are_reported() -> None:
+def test_early_close_and_timeout_are_reported(kernel_stamps: bool) -> None:
     async def main() -> None:
         async with scripted_server([Reply((HEAD_CHUNKED + b"5\r\nda",), close=True)]) as (url, _):
-            (r,) = await _send(url)
+            (r,) = await _send(kernel_stamps, url)
         assert r.error == "connection closed mid-response"
         async with scripted_server([Reply((HEAD_CHUNKED,), delay=2.0)]) as (url, _):
-            (r,) = await _send(url, timeout=0.2)
+            (r,) = await _send(kernel_stamps, url, timeout=0.2)
         assert r.error == "no complete response within 0.2 s"
 
     asyncio.run(main())
 
 
-def test_unreachable_and_bad_urls() -> None:
+def test_unreachable_and_bad_urls(kernel_stamps: bool) -> None:
     async def main() -> None:
-        (r,) = await _send("http://127.0.0.1:9")
+        (r,) = await _send(kernel_stamps, "http://127.0.0.1:9")
         assert r.error.startswith("cannot connect to 127.0.0.1:9")
 
     asyncio.run(main())

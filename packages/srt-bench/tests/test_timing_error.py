@@ -8,7 +8,12 @@ import pytest
 
 from srt_bench.records import RequestRecord
 from srt_bench.testing import TokenSchedule, token_times
-from srt_bench.testing.timing import build_distribution_error, build_paired_error, build_truth
+from srt_bench.testing.timing import (
+    build_delivery_error,
+    build_distribution_error,
+    build_paired_error,
+    build_truth,
+)
 
 FLAT = TokenSchedule(ttft_s=0.100, itl_s=0.010)
 
@@ -78,3 +83,19 @@ def test_paired_error_compares_each_request_with_its_own_schedule() -> None:
 def test_paired_error_skips_failed_requests_and_is_none_without_chunks() -> None:
     failed = RequestRecord(success=False, error="boom", prompt_tokens=1)
     assert build_paired_error(FLAT, ["a"], [failed], 5) is None
+
+
+def test_delivery_error_is_the_clients_delay_after_each_write() -> None:
+    written = (10.0, 10.05, 10.10, 10.15)
+    # every token stamped 1 ms after its write: the first token 1 ms late, gaps exact
+    steady = tuple(t + 0.001 for t in written)
+    e = build_delivery_error([(steady, written)])
+    assert e is not None
+    assert e.ttft_p50_ms == pytest.approx(1.0) and e.itl_p99_ms == pytest.approx(0.0, abs=1e-9)
+    # one token held 4 ms (a stalled loop): the gaps either side of it are 4 ms off
+    held = (10.001, 10.055, 10.101, 10.151)
+    e = build_delivery_error([(held, written)])
+    assert e is not None and e.itl_p99_ms == pytest.approx(4.0, abs=0.05)
+    assert e.itl_p50_ms == pytest.approx(4.0, abs=0.05)
+    # a stream missing either side is left out; none left is None
+    assert build_delivery_error([((), written), (steady, ())]) is None

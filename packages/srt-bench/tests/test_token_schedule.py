@@ -20,6 +20,7 @@ from srt_bench.testing import (
     prompt_key,
     token_times,
 )
+from srt_bench.testing.timing import build_delivery_error
 
 SCHEDULE = TokenSchedule(ttft_s=0.030, itl_s=0.005, jitter=0.2, seed=7)
 
@@ -97,3 +98,50 @@ def test_without_a_schedule_the_stream_comes_at_once() -> None:
         stats = json.loads(httpx.get(f"{server.url}/schedule_stats").text)
     assert records[0].latency < 0.02
     assert stats == {"writes": 0, "p50_ms": None, "p99_ms": None, "max_ms": None}
+
+
+@pytest.mark.usefixtures("quiet_gc")
+def test_the_server_keeps_each_write_time_and_our_stamps_follow_them() -> None:
+    """`GET /sent_times` gives, by request `user`, when each token left the server, on the
+    clock our client stamps with (so a client's own delay is measurable, not only the total)."""
+    users = [f"u{i}" for i in range(4)]
+    requests = [
+        PreparedRequest(
+            body=build_request_body(
+                api="completions",
+                model="tiny",
+                prompt=f"w{i} w{i + 1}",
+                max_tokens=12,
+                ignore_eos=True,
+                extra={"user": user},
+            ),
+            prompt_tokens=2,
+        )
+        for i, user in enumerate(users)
+    ]
+
+    async def go(url: str) -> list[RequestRecord]:
+        client = StreamClient(
+            endpoint=url, api="completions", reuse_connections=True, timeout_seconds=10
+        )
+        try:  # origin 0.0: the records keep absolute perf_counter stamps
+            return list(await asyncio.gather(*(client.send(r, origin=0.0) for r in requests)))
+        finally:
+            await client.aclose()
+
+    behaviour = ServerBehaviour(honour_max_tokens=True, schedule=SCHEDULE)
+    with FixedStreamServer(behaviour) as server:
+        records = asyncio.run(go(server.url))
+        sent = httpx.get(f"{server.url}/sent_times").json()
+        again = httpx.get(f"{server.url}/sent_times").json()
+    assert sorted(sent) == users and again == {}
+    for user, r in zip(users, records, strict=True):
+        assert r.success and len(sent[user]) == 12 and len(r.chunk_times) == 12
+        # The kernel stamps a loopback arrival inside the server's write call, so a stamp may
+        # precede the write time the server takes after the call by a few microseconds.
+        for written, stamped in zip(sent[user], r.chunk_times, strict=True):
+            assert -0.001 <= stamped - written <= 0.025
+    e = build_delivery_error(
+        [(r.chunk_times, sent[u]) for u, r in zip(users, records, strict=True)]
+    )
+    assert e is not None and e.itl_p99_ms < 25.0

@@ -14,7 +14,7 @@ from typing import Literal
 
 import msgspec
 
-from srt_bench.http1 import HttpError, Pool
+from srt_bench.http1 import HttpError, Pool, Stamps
 from srt_bench.records import RequestRecord, TokenSource
 from srt_bench.sse import DONE, SseDecoder, decode_chunk
 
@@ -118,7 +118,9 @@ class StreamClient:
     """Sends prepared requests to one endpoint and times their streams.
 
     `reuse_connections=False` sends `Connection: close`, so each request opens its own TCP
-    connection (the reference's historical per-request session behaviour).
+    connection (the reference's historical per-request session behaviour). `kernel_stamps`
+    (default on) times chunks by the kernel's receive time where it can (`http1_stamped`;
+    `stamps` says which clock a run used).
     """
 
     def __init__(
@@ -129,13 +131,24 @@ class StreamClient:
         reuse_connections: bool,
         timeout_seconds: float,
         api_key: str | None = None,
+        kernel_stamps: bool = True,
     ) -> None:
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        self._pool = Pool(endpoint.rstrip("/"), reuse=reuse_connections, headers=headers)
+        self._pool = Pool(
+            endpoint.rstrip("/"),
+            reuse=reuse_connections,
+            headers=headers,
+            kernel_stamps=kernel_stamps,
+        )
         self._path = _PATHS[api]
         self._timeout = timeout_seconds
+
+    @property
+    def stamps(self) -> Stamps:
+        """Where this client's chunk times come from: `kernel` receive times or `loop` reads."""
+        return self._pool.stamps
 
     async def aclose(self) -> None:
         await self._pool.aclose()

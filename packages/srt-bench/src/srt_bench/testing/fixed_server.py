@@ -4,7 +4,7 @@ It answers every completion or chat request at once with a fixed stream, so a be
 measures the client, not the server. Behaviours cover the shapes real servers produce: one token
 per chunk, tokens only in `usage` (the Dynamo mocker 1.6.1 trap), no `usage` at all, failures;
 or it sends each token on a known schedule, fixed (`schedule`) or following the load
-(`curve`: latency rising with the requests in flight, for the capacity search). Just over 400
+(`curve`: latency rising with the requests in flight, for the capacity search). About 440
 lines: one protocol class and its response shapes, kept together.
 
 Run it as a process: `python -m srt_bench.testing --port 18080 --tokens 64`.
@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import functools
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -54,6 +55,8 @@ class _Body(msgspec.Struct):
     prompt: str | None = None
     messages: list[dict[str, object]] | None = None
     forward_sleep_time: float | None = None
+    #: The OpenAI `user` field: a scheduled response's write times are kept under it.
+    user: str | None = None
 
 
 _body_decoder = msgspec.json.Decoder(_Body)
@@ -131,6 +134,9 @@ class _State:
         self.slow_down_bodies: list[float | None] = []
         #: Seconds each scheduled write came after its due time.
         self.lateness: list[float] = []
+        #: `perf_counter()` of each token write of a scheduled response, by the request's `user`
+        #: (CLOCK_MONOTONIC on Linux: the same clock in every process of the machine).
+        self.sent: dict[str, list[float]] = {}
         #: Scheduled responses not yet finished (the load a `curve` is a function of).
         self.in_flight = 0
         #: The load (requests in flight, itself included) each `curve` request was scheduled at.
@@ -207,6 +213,10 @@ class _Protocol(asyncio.Protocol):
             self._write(_json_response("200 OK", _lateness_stats(state.lateness)), close)
             state.lateness.clear()
             return
+        if method == "GET" and path == "/sent_times":
+            self._write(_json_response("200 OK", state.sent), close)
+            state.sent = {}
+            return
         if method == "POST" and path == "/slow_down":
             state.slow_down_bodies.append(_body_decoder.decode(body).forward_sleep_time)
             self._write(_json_response("200 OK", {"success": True}), close)
@@ -238,10 +248,10 @@ class _Protocol(asyncio.Protocol):
             state.in_flight += 1
             state.curve_loads.append(state.in_flight)
             times = token_times(b.curve.schedule_at(state.in_flight), text, tokens)
-            self._scheduled(parts, times, close, done=self._finished)
+            self._scheduled(parts, times, close, req.user, done=self._finished)
             return
         if b.schedule is not None and b.mode == "per_token" and tokens > 0:
-            self._scheduled(parts, token_times(b.schedule, text, tokens), close)
+            self._scheduled(parts, token_times(b.schedule, text, tokens), close, req.user)
             return
         if not b.inter_chunk_delay:
             self._write(b"".join(parts), close)
@@ -256,13 +266,15 @@ class _Protocol(asyncio.Protocol):
         parts: Sequence[bytes],
         times: Sequence[float],
         close: bool,
+        user: str | None,
         done: Callable[[], None] | None = None,
     ) -> None:
         """Head now; token i at `times[i]` after now; the tail with the last token; `done` once
-        the response ended (sent, or its connection gone)."""
+        the response ended (sent, or its connection gone); write times kept under `user`."""
         assert self._transport is not None
         self._transport.write(parts[0])
-        _ScheduledStream(self, parts, times, close, done).start()
+        sent = None if user is None else self._state.sent.setdefault(user, [])
+        _ScheduledStream(self, parts, times, close, done=done, sent=sent).start()
 
     async def _slow(self, parts: Sequence[bytes], close: bool) -> None:
         for i, part in enumerate(parts):
@@ -274,7 +286,7 @@ class _Protocol(asyncio.Protocol):
 class _ScheduledStream:
     """One response on its schedule: one timer pending at a time (the next token's)."""
 
-    __slots__ = ("close", "done", "loop", "parts", "protocol", "t0", "times")
+    __slots__ = ("close", "done", "loop", "parts", "protocol", "sent", "t0", "times")
 
     def __init__(
         self,
@@ -282,9 +294,12 @@ class _ScheduledStream:
         parts: Sequence[bytes],
         times: Sequence[float],
         close: bool,
+        *,
         done: Callable[[], None] | None,
+        sent: list[float] | None,
     ) -> None:
         self.protocol = protocol
+        self.sent = sent
         self.parts = parts
         self.times = times
         self.close = close
@@ -306,11 +321,18 @@ class _ScheduledStream:
             if self.done is not None:
                 self.done()
             transport.write(self.parts[i + 1] + self.parts[-1])
+            self._sent()
             if self.close:
                 transport.close()
             return
         transport.write(self.parts[i + 1])
+        self._sent()
         self.loop.call_at(self.t0 + self.times[i + 1], self.emit, i + 1)
+
+    def _sent(self) -> None:
+        """Keep when the token just written left (the write sends at once on an idle socket)."""
+        if self.sent is not None:
+            self.sent.append(time.perf_counter())
 
 
 class FixedStreamServer:

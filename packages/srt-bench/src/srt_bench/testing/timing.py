@@ -9,6 +9,10 @@ Two comparisons (benchmarks/client_capacity.py prints both):
   truth of its own definition.
 - paired: per request, |measured - scheduled| of its TTFT and of each of its gaps, then p50/p99
   of those errors (needs per-request records and the prompt each one sent: ours).
+- delivery: per token, how long after the server's write the client stamped it, and per gap
+  |measured - written| (needs the server's write times, `GET /sent_times`, on the clock the
+  client stamps with: ours). This is the client's own error: the paired error also holds how
+  late the server wrote (on a shared machine the server is delayed too), this one does not.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ __all__ = [
     "ItlKind",
     "ScheduleTruth",
     "TimingError",
+    "build_delivery_error",
     "build_distribution_error",
     "build_paired_error",
     "build_truth",
@@ -118,4 +123,30 @@ def build_paired_error(
         ttft_p99_ms=percentile(ttft_err, 99.0),
         itl_p50_ms=percentile(itl_err, 50.0),
         itl_p99_ms=percentile(itl_err, 99.0),
+    )
+
+
+def build_delivery_error(
+    streams: Sequence[tuple[Sequence[float], Sequence[float]]],
+) -> TimingError | None:
+    """Per stream (the client's stamps, the server's writes; both absolute seconds on one clock):
+    the first token's stamp minus its write (as the TTFT error) and |stamped gap - written gap|
+    (as the ITL error), p50/p99 in ms; None when no stream has both. A stream whose counts
+    differ (a lost or merged token) is compared over the tokens both sides have."""
+    first: list[float] = []
+    gaps: list[float] = []
+    for stamped, written in streams:
+        if not stamped or not written:
+            continue
+        first.append((stamped[0] - written[0]) * 1000.0)
+        gaps.extend(
+            abs(m - w) * 1000.0 for m, w in zip(_gaps(stamped), _gaps(written), strict=False)
+        )
+    if not first or not gaps:
+        return None
+    return TimingError(
+        ttft_p50_ms=percentile(first, 50.0),
+        ttft_p99_ms=percentile(first, 99.0),
+        itl_p50_ms=percentile(gaps, 50.0),
+        itl_p99_ms=percentile(gaps, 99.0),
     )
