@@ -1,6 +1,7 @@
 """The apply flow for one source: plan every job first, preflight, pin sources, then start each
 job (sbatch, or the runtime here) and write its folder. Nothing is submitted for a source whose
-jobs do not all load and plan.
+jobs do not all load and plan. About 500 lines: the steps of one flow share the `Applier`'s state
+(session, sweep record, resumer, stop signal); what builds a job's files is in `jobfiles`.
 """
 
 from __future__ import annotations
