@@ -20,6 +20,7 @@ from srt_bench.errors import BenchConfigError
 from srt_bench.plans import CapacityPlan
 from srt_bench.results import result_stem
 from srt_bench.sa_bench import PhaseLoad
+from srt_bench.sa_bench_settings import build_sa_bench_settings
 from srt_bench.testing import FixedStreamServer, LatencyCurve, ServerBehaviour
 from srt_schema.capacity_axis import requests_per_point
 from srt_schema.recipe import CapacitySearchConfig, CapacityTargets
@@ -145,28 +146,31 @@ def test_the_grid_rounds_the_range_inwards_and_has_defaults() -> None:
     assert (spec.rate(spec.min_value), spec.rate(spec.max_value)) == (0.4, 0.9)
     default = _spec(max_request_rate=64.0)
     assert (default.rate(default.min_value), default.request_rate_step) == (1.0, 0.1)
-    assert (default.seconds_per_point, default.max_in_flight) == (30.0, None)
+    assert default.seconds_per_point == 30.0
     with pytest.raises(BenchConfigError, match=r"needs max_request_rate"):
         _spec()
     with pytest.raises(BenchConfigError, match=r"no multiple of request_rate_step 10 lies in"):
         _spec(min_request_rate=1.0, max_request_rate=4.0, request_rate_step=10.0)
+    with pytest.raises(BenchConfigError, match=r"seconds_per_point: request_rate_step 0.1 x "):
+        _spec(max_request_rate=4.0, seconds_per_point=5.0)
 
 
-def test_each_rate_point_sends_its_seconds_of_arrivals_under_its_cap() -> None:
+def test_each_rate_point_sends_its_seconds_of_arrivals_and_lets_them_all_in() -> None:
     spec = _spec(max_request_rate=64.0, seconds_per_point=10.0)
-    # no max_in_flight: no arrival waits, the cap is the point's request count
+    # open loop: no arrival waits, the in-flight cap is the point's request count
     assert build_load(spec, 25) == PhaseLoad(concurrency=25, request_rate=2.5, requests=25)
     assert build_load(spec, 3) == PhaseLoad(concurrency=3, request_rate=0.3, requests=3)
-    capped = _spec(max_request_rate=64.0, seconds_per_point=10.0, max_in_flight=8)
-    assert build_load(capped, 25) == PhaseLoad(concurrency=8, request_rate=2.5, requests=25)
     assert requests_per_point(0.05, 10.0) == 1 and requests_per_point(2.5, 30.0) == 75
     assert requests_per_point(0.3, 10.0) == 3 == math.ceil(round(0.3 * 10.0, 6))
+    # step x seconds >= 1: every level of the grid sends its own count (runs are told apart by it)
+    counts = [build_load(spec, level).concurrency for level in range(1, 641)]
+    assert len(set(counts)) == len(counts)
     # the concurrency axis keeps the settings' rate and request count
     plain = build_search_spec(CapacitySearchConfig(targets=CapacityTargets(ttft_p99_ms=1.0)))
     assert build_load(plain, 12) == PhaseLoad(concurrency=12)
 
 
-def test_rate_points_sharing_a_cap_get_their_own_result_files() -> None:
+def test_rate_points_get_their_own_result_files() -> None:
     a = result_stem(8, 4, 2, 2, request_rate=2.5)
     b = result_stem(8, 4, 2, 2, request_rate=3.0)
     assert (a, b) == (
@@ -214,8 +218,6 @@ def test_a_rate_search_against_the_test_server_measures_each_rate_as_its_own_run
         "max_request_rate": 80,
         "request_rate_step": 1,
         "seconds_per_point": 2,
-        # every point shares this cap: only the rate in the file names keeps them apart
-        "max_in_flight": 32,
     }
     behaviour = ServerBehaviour(honour_max_tokens=True, curve=RATE_CURVE)
     with FixedStreamServer(behaviour) as server:
@@ -255,12 +257,13 @@ def test_a_rate_search_against_the_test_server_measures_each_rate_as_its_own_run
     # every point is its own run with its own result file, whose request_rate is the point's
     assert len(rollup["runs"]) == len(rates)
     for p in found["points"]:
-        assert p["concurrency"] == 32 and p["axis"] == "request_rate"
+        assert p["axis"] == "request_rate"
         result = json.loads((tmp_path / p["result_path"]).read_text())
         assert result["request_rate"] == p["request_rate"]
-        assert result["max_concurrency"] == 32
-        # seconds_per_point: ceil(rate x 2 s) measured requests
-        assert result["completed"] + result["failed"] == math.ceil(p["request_rate"] * 2)
+        # seconds_per_point: ceil(rate x 2 s) measured requests, all let in (the cap)
+        count = math.ceil(p["request_rate"] * 2)
+        assert result["completed"] + result["failed"] == count
+        assert result["max_concurrency"] == p["concurrency"] == count
         assert p["result_path"].endswith(f"_rate_{p['request_rate']:g}.json")
     assert sorted(r["request_throughput"] for r in rollup["runs"]) == sorted(
         json.loads((tmp_path / p["result_path"]).read_text())["request_throughput"]
@@ -270,10 +273,37 @@ def test_a_rate_search_against_the_test_server_measures_each_rate_as_its_own_run
     text = "\n".join(lines)
     assert "capacity: point 1: request rate 5 req/s: the bottom of the range" in text
     assert "capacity: point 2: request rate 40 req/s: one point so far" in text
-    assert "request rate 5 req/s: 10 measured requests, rate 5.0, at most 32 in flight" in text
+    assert "request rate 5 req/s: 10 measured requests, rate 5.0, at most 10 in flight" in text
     shown = ", ".join(f"{r:g} req/s" for r in rates)
     assert (
         f"capacity: found: capacity {found['capacity_request_rate']:g} req/s "
         f"({len(rates)} points measured: {shown})"
     ) in text
     assert f"capacity: {found['statement']}" in text
+
+
+@pytest.mark.parametrize(
+    ("bench", "message"),
+    [
+        ({"req_rate": 5}, r"^\$\.benchmark\.req_rate: axis request_rate chooses each point's"),
+        (
+            {"workload": {"type": "multi-turn", "turns": 2}},
+            r"^\$\.benchmark\.workload: a capacity search on axis request_rate sends",
+        ),
+    ],
+)
+def test_srt_bench_refuses_what_the_rate_axis_sets_itself(
+    bench: dict[str, object], message: str
+) -> None:
+    capacity = {"axis": "request_rate", "targets": {"ttft_p99_ms": 9}, "max_request_rate": 8}
+    doc = {
+        "benchmark": {"type": "sa-bench", "isl": 8, "osl": 8, "capacity": capacity, **bench},
+        "endpoint": "http://127.0.0.1:1",
+        "model_name": "tiny",
+        "tokenizer_path": "/m",
+        "total_gpus": 1,
+        "output_dir": "/o",
+    }
+    config = decode_run_config(msgspec.json.encode(doc))
+    with pytest.raises(BenchConfigError, match=message):
+        build_sa_bench_settings(config)

@@ -305,7 +305,7 @@ def test_a_request_rate_search_loads_with_its_defaults() -> None:
         None,
         None,
     )
-    assert (search.seconds_per_point, search.max_in_flight) == (None, None)
+    assert search.seconds_per_point is None
     # the default axis is concurrency and every rate field unset
     [plain] = load_recipe_document(_doc(capacity={"targets": {"ttft_p99_ms": 500}}), file="r.yaml")
     assert plain.recipe.benchmark.capacity is not None
@@ -319,7 +319,7 @@ RATE: Doc = {"targets": {"ttft_p99_ms": 500}, "axis": "request_rate", "max_reque
     ("capacity", "bench", "issues"),
     [
         (
-            {"targets": {"ttft_p99_ms": 500}, "max_request_rate": 4, "max_in_flight": 8},
+            {"targets": {"ttft_p99_ms": 500}, "max_request_rate": 4, "seconds_per_point": 8},
             {},
             [
                 (
@@ -328,9 +328,9 @@ RATE: Doc = {"targets": {"ttft_p99_ms": 500}, "axis": "request_rate", "max_reque
                     "request_rate or drop max_request_rate",
                 ),
                 (
-                    "$.benchmark.capacity.max_in_flight",
-                    "max_in_flight 8 applies to axis request_rate only; set axis: request_rate "
-                    "or drop max_in_flight",
+                    "$.benchmark.capacity.seconds_per_point",
+                    "seconds_per_point 8 applies to axis request_rate only; set axis: "
+                    "request_rate or drop seconds_per_point",
                 ),
             ],
         ),
@@ -374,7 +374,7 @@ RATE: Doc = {"targets": {"ttft_p99_ms": 500}, "axis": "request_rate", "max_reque
                 (
                     "$.benchmark.capacity.max_concurrency",
                     "max_concurrency 8 applies to axis concurrency only; drop max_concurrency "
-                    "(a rate point's in-flight cap is max_in_flight)",
+                    "(a rate point lets every request in as it arrives)",
                 ),
                 (
                     "$.benchmark.req_rate",
@@ -405,16 +405,24 @@ RATE: Doc = {"targets": {"ttft_p99_ms": 500}, "axis": "request_rate", "max_reque
             ],
         ),
         (
-            {**RATE, "seconds_per_point": 0, "max_in_flight": 0},
+            {**RATE, "seconds_per_point": 0},
             {},
             [
                 (
                     "$.benchmark.capacity.seconds_per_point",
                     "0 is out of range; seconds_per_point must be a number in (0, 86400]",
                 ),
+            ],
+        ),
+        (
+            {**RATE, "request_rate_step": 0.05, "seconds_per_point": 10},
+            {},
+            [
                 (
-                    "$.benchmark.capacity.max_in_flight",
-                    "0 is out of range; max_in_flight must be an integer in [1, 1000000]",
+                    "$.benchmark.capacity.seconds_per_point",
+                    "request_rate_step 0.05 x seconds_per_point 10 is below 1: two rates of the "
+                    "grid could send the same number of requests, by which their runs are told "
+                    "apart; set seconds_per_point to at least 20",
                 ),
             ],
         ),

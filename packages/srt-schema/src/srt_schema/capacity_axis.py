@@ -25,6 +25,7 @@ __all__ = [
     "build_rate_grid",
     "format_rate",
     "requests_per_point",
+    "short_points",
 ]
 
 #: requests/s: `min_request_rate` when unset.
@@ -39,7 +40,6 @@ RATE_FIELDS = (
     "max_request_rate",
     "request_rate_step",
     "seconds_per_point",
-    "max_in_flight",
 )
 #: Rounding slack when a range end is itself on the grid (0.3 / 0.1 is 2.9999999999999996).
 _EPS = 1e-9
@@ -82,3 +82,19 @@ def requests_per_point(rate: float, seconds: float) -> int:
     """The measured requests of a rate point: ceil(rate x seconds), at least one (rounded to 6
     decimals first, so 0.3 req/s for 10 s is 3 requests, not 4)."""
     return max(1, math.ceil(round(rate * seconds, 6)))
+
+
+def short_points(step: float, seconds: float | None) -> str | None:
+    """Why `seconds_per_point` is too short for the grid, or None.
+
+    A rate point lets every request in as it arrives, so its in-flight cap (its `max_concurrency`
+    in the result, the rollup, the windows and the verdicts, which tell points apart by it) is its
+    request count. With `step x seconds >= 1` two rates of the grid never send the same count."""
+    s = DEFAULT_SECONDS_PER_POINT if seconds is None else seconds
+    if round(step * s, 9) >= 1:
+        return None
+    return (
+        f"request_rate_step {format_rate(step)} x seconds_per_point {s:g} is below 1: two rates "
+        "of the grid could send the same number of requests, by which their runs are told "
+        f"apart; set seconds_per_point to at least {format_rate(1 / step)}"
+    )

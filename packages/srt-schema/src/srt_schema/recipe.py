@@ -157,11 +157,9 @@ class CapacitySearchConfig(Base, frozen=True, kw_only=True, forbid_unknown_field
     #: multiple of it); null: 0.1.
     request_rate_step: float | None = None
     #: axis request_rate: each point sends ceil(rate x seconds_per_point) measured requests (at
-    #: least one); null: 30.
+    #: least one), all let in as they arrive (open loop: its in-flight cap is that count);
+    #: request_rate_step x seconds_per_point must be at least 1; null: 30.
     seconds_per_point: float | None = None
-    #: axis request_rate: the most requests in flight at a rate point (an arrival waits for a free
-    #: slot); null: no cap (every arrival is sent when it arrives).
-    max_in_flight: int | None = None
     #: The most points measured; the search stops there with the best bracket it has.
     max_points: int = 10
     #: The search stops when the lowest failing concurrency is at most (1 + tolerance) times the

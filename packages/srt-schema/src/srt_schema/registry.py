@@ -540,7 +540,6 @@ FIELD_BOUNDS: dict[tuple[str, str], Bound] = {
     ("CapacitySearchConfig", "max_request_rate"): _RATE,
     ("CapacitySearchConfig", "request_rate_step"): _RATE,
     ("CapacitySearchConfig", "seconds_per_point"): _seconds(_DAY),
-    ("CapacitySearchConfig", "max_in_flight"): _count(1_000_000),
     ("CapacitySearchConfig", "max_points"): _count(100, minimum=2),
     ("CapacitySearchConfig", "tolerance"): Bound(minimum=0, maximum=1, kind="a number", above=True),
     ("CapacitySearchConfig", "max_step"): Bound(

@@ -30,6 +30,7 @@ from srt_schema.capacity_axis import (
     DEFAULT_SECONDS_PER_POINT,
     build_rate_grid,
     format_rate,
+    short_points,
 )
 from srt_schema.recipe import CapacitySearchConfig
 from srt_schema.rollup_capacity import CapacityAxis, CapacityPoint, CapacityTarget, TargetReading
@@ -63,11 +64,10 @@ class SearchSpec(msgspec.Struct, frozen=True, kw_only=True):
     tolerance: float
     max_step: float
     axis: CapacityAxis = "concurrency"
-    #: The request-rate axis: the grid's step (requests/s), the seconds of arrivals each point
-    #: sends, and the in-flight cap of a point (None: none).
+    #: The request-rate axis: the grid's step (requests/s) and the seconds of arrivals each
+    #: point sends.
     request_rate_step: float = DEFAULT_REQUEST_RATE_STEP
     seconds_per_point: float = DEFAULT_SECONDS_PER_POINT
-    max_in_flight: int | None = None
 
     def rate(self, value: int) -> float:
         """The request rate of a level of the rate grid (requests/s)."""
@@ -137,6 +137,9 @@ def build_search_spec(config: CapacitySearchConfig) -> SearchSpec:
             "(requests/s), e.g. 64"
         )
     grid = build_rate_grid(config, config.max_request_rate)
+    short = short_points(grid.step, config.seconds_per_point)
+    if short:
+        raise BenchConfigError(f"$.benchmark.capacity.seconds_per_point: {short}")
     if grid.min_level > grid.max_level:
         raise BenchConfigError(
             "$.benchmark.capacity: no multiple of request_rate_step "
@@ -149,7 +152,6 @@ def build_search_spec(config: CapacitySearchConfig) -> SearchSpec:
         max_value=grid.max_level,
         request_rate_step=grid.step,
         seconds_per_point=config.seconds_per_point or DEFAULT_SECONDS_PER_POINT,
-        max_in_flight=config.max_in_flight,
     )
 
 

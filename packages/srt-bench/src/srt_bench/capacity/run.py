@@ -2,8 +2,8 @@
 picks, one at a time (the thin shell around `search.decide`).
 
 A rate point (`axis: request_rate`) is a phase of `requests_per_point(rate, seconds_per_point)`
-measured requests arriving at that rate, with at most `max_in_flight` in flight (no cap: its
-request count, so no arrival ever waits); its result file adds `_rate_<r>` to the usual name.
+measured requests arriving at that rate (open loop: its in-flight cap is its request count, so no
+arrival waits for a slot); its result file adds `_rate_<r>` to the usual name.
 
 Each point is an ordinary sa-bench phase (warmup, test prompt, formal run, result JSON and
 measurement window), so every point lands in the rollup's `runs`; a phase that fails the request
@@ -64,13 +64,12 @@ def build_point(
 
 def build_load(spec: SearchSpec, value: int) -> PhaseLoad:
     """The sa-bench load of the point at `value` on the search's axis (pure): a concurrency, or a
-    rate with its request count and in-flight cap (no cap: its request count)."""
+    rate with its request count, which is also its in-flight cap (no arrival waits)."""
     if spec.axis == "concurrency":
         return PhaseLoad(concurrency=value)
     rate = spec.rate(value)
     requests = requests_per_point(rate, spec.seconds_per_point)
-    cap = requests if spec.max_in_flight is None else spec.max_in_flight
-    return PhaseLoad(concurrency=cap, request_rate=rate, requests=requests)
+    return PhaseLoad(concurrency=requests, request_rate=rate, requests=requests)
 
 
 def _read_doc(path: Path) -> dict[str, Any]:
@@ -136,8 +135,7 @@ def run_capacity(
     where = "concurrency" if spec.axis == "concurrency" else "request rate"
     each = ""
     if spec.axis == "request_rate":
-        cap = "no cap" if spec.max_in_flight is None else f"at most {spec.max_in_flight}"
-        each = f"; each point {spec.seconds_per_point:g} s of arrivals, {cap} in flight"
+        each = f"; each point {spec.seconds_per_point:g} s of arrivals, none waiting for a slot"
     log(
         f"capacity: the highest {where} in [{show(spec.min_value)}, {show(spec.max_value)}] "
         f"with {targets}; at most {spec.max_points} points, tolerance {spec.tolerance:.0%}" + each

@@ -18,6 +18,7 @@ from srt_schema.capacity_axis import (
     RATE_FIELDS,
     build_rate_grid,
     format_rate,
+    short_points,
 )
 from srt_schema.errors import Issue
 from srt_schema.recipe import (
@@ -99,6 +100,8 @@ def _rate_axis(ctx: Context) -> Iterator[Issue]:
                 f"min_request_rate {low:g} is above max_request_rate {top:g}; set "
                 "min_request_rate <= max_request_rate",
             )
+        elif short := short_points(grid.step, search.seconds_per_point):
+            yield ctx.issue("$.benchmark.capacity.seconds_per_point", short)
         elif grid.min_level > grid.max_level:
             yield ctx.issue(
                 "$.benchmark.capacity.request_rate_step",
@@ -113,8 +116,8 @@ def _rate_axis(ctx: Context) -> Iterator[Issue]:
         if value != defaults[name]:
             yield ctx.issue(
                 f"$.benchmark.capacity.{name}",
-                f"{name} {value} applies to axis concurrency only; drop {name} (a rate point's "
-                "in-flight cap is max_in_flight)",
+                f"{name} {value} applies to axis concurrency only; drop {name} (a rate point "
+                "lets every request in as it arrives)",
             )
     rate = bench.req_rate
     if rate is not None and str(rate).strip().lower() not in ("inf", "infinity"):
