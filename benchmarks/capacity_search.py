@@ -44,7 +44,7 @@ def _search(curve: Curve, limit: float) -> CapacityResult:
         decision = decide(spec, points)
         if isinstance(decision, Stop):
             return build_capacity_result(spec, points, decision)
-        c, value = decision.concurrency, curve(decision.concurrency)
+        c, value = decision.value, curve(decision.value)
         reading = TargetReading(
             target="ttft_p99_ms",
             value_ms=value,

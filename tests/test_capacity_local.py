@@ -1,8 +1,8 @@
 """The recipe surface of issue 20 in real local jobs (`srtctl apply --local`: the Dynamo frontend,
 two Dynamo mocker workers, the sa-bench client): `benchmark.capacity` searches for the highest
-concurrency meeting a latency target and prints it with every point it measured;
-`benchmark.workload` sends multi-turn conversations whose prompt tokens the server's usage
-counts exactly as the client does.
+concurrency (or request rate) meeting a latency target and prints it with every point it
+measured; `benchmark.workload` sends multi-turn conversations whose prompt tokens the server's
+usage counts exactly as the client does.
 
 Jobs bind fixed ports: run under `flock /tmp/srt-jobs.lock`.
 """
@@ -10,6 +10,7 @@ Jobs bind fixed ports: run under `flock /tmp/srt-jobs.lock`.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -92,6 +93,61 @@ def test_a_mocker_job_with_a_latency_target_prints_its_capacity_and_points(
         assert f"capacity: {found['statement']}" in text
         for i, c in enumerate(measured, start=1):
             assert f"capacity: point {i}: concurrency {c}: " in text
+
+
+def test_a_mocker_job_searching_the_request_rate_prints_its_capacity_and_points(
+    tmp_path: Path,
+) -> None:
+    capacity = {
+        "axis": "request_rate",
+        "targets": {"ttft_p99_ms": 200},
+        "min_request_rate": 2,
+        "max_request_rate": 32,
+        "request_rate_step": 0.5,
+        "seconds_per_point": 4,
+        "max_points": 5,
+    }
+    logs, output = _apply(
+        tmp_path,
+        isl=64,
+        osl=32,
+        num_warmup_mult=1,
+        stream_output=True,
+        capacity=capacity,
+    )
+    rollup = json.loads((logs / "benchmark-rollup.json").read_text())
+    found = rollup["capacity"]
+    assert found["axis"] == "request_rate"
+    assert found["status"] in ("found", "at_max", "max_points"), found["stopped"]
+    rates = [p["request_rate"] for p in found["points"]]
+    assert rates[0] == 2.0 and len(rates) == len(set(rates)) <= 5 and max(rates) <= 32
+    points = {p["request_rate"]: p for p in found["points"]}
+    assert found["capacity_request_rate"] is not None
+    assert points[found["capacity_request_rate"]]["meets"]
+    if found["next_up_request_rate"] is not None:
+        assert not points[found["next_up_request_rate"]]["meets"]
+    # every point is a run of the rollup (with its verdict), with its own result file whose
+    # request_rate is the point's and whose requests are ceil(rate x 4 s)
+    assert sorted(r["concurrency"] for r in rollup["runs"]) == sorted(
+        p["concurrency"] for p in found["points"]
+    )
+    assert all("validity" in r for r in rollup["runs"])
+    for point in found["points"]:
+        result = json.loads((logs / point["result_path"]).read_text())
+        assert result["request_rate"] == point["request_rate"]
+        assert result["completed"] + result["failed"] == math.ceil(point["request_rate"] * 4)
+        assert point["result_path"].endswith(f"_rate_{point['request_rate']:g}.json")
+    log = (logs / "benchmark.out").read_text()
+    shown = ", ".join(f"{r:g} req/s" for r in rates)
+    summary = (
+        f"capacity: {found['status']}: capacity {found['capacity_request_rate']:g} req/s "
+        f"({len(rates)} points measured: {shown})"
+    )
+    for text in (log, output):
+        assert summary in text
+        assert f"capacity: {found['statement']}" in text
+        for i, r in enumerate(rates, start=1):
+            assert f"capacity: point {i}: request rate {r:g} req/s: " in text
 
 
 def test_a_multi_turn_job_sends_what_the_server_counts(tmp_path: Path) -> None:

@@ -102,3 +102,65 @@ def test_a_rollup_with_a_capacity_block_decodes_for_every_reader(tmp_path: Path)
     assert decode_rollup_view(data, source=str(path)).runs[0].concurrency == 4
     rows = read_rollup(path)
     assert rows is not None and build_results(rows)[0]["concurrency"] == 4
+
+
+def test_a_request_rate_search_reaches_srt_bench_and_its_record_decodes(tmp_path: Path) -> None:
+    doc = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    doc["benchmark"].pop("concurrencies")
+    doc["benchmark"]["capacity"] = {
+        "axis": "request_rate",
+        "targets": {"ttft_p99_ms": 500},
+        "max_request_rate": 64,
+        "request_rate_step": 0.5,
+    }
+    (job,) = load_recipe_text(yaml.safe_dump(doc), file="q.yaml", cluster=ClusterConfig())
+    local = ClusterConfig(container_runtime="none", launcher="local")
+    plan = plan_job(job.recipe, local, "localhost", "1")
+    (item,) = [f for f in plan.files if f.path == "bench.json"]
+    bench = json.loads(item.content)["benchmark"]["capacity"]
+    assert (bench["axis"], bench["max_request_rate"], bench["request_rate_step"]) == (
+        "request_rate",
+        64.0,
+        0.5,
+    )
+    config = srt_bench.decode_run_config(item.content.encode(), source="bench.json")
+    built = srt_bench.build_plan(config, srt_bench.BuildContext(out_dir=Path("/logs")))
+    assert isinstance(built, CapacityPlan) and built.spec.axis == "request_rate"
+    assert (built.spec.min_value, built.spec.max_value) == (2, 128)  # 1 and 64 req/s on 0.5
+    # the rate block decodes for every reader; a record written before the rate axis still does
+    spec = built.spec
+    reading = TargetReading(
+        target="ttft_p99_ms", value_ms=9.0, ci_low_ms=8.0, ci_high_ms=10.0, samples=900, meets=True
+    )
+    point = CapacityPoint(
+        concurrency=30,
+        axis="request_rate",
+        request_rate=1.0,
+        meets=True,
+        overloaded=False,
+        completed=30,
+        failed=0,
+        readings=(reading,),
+        why="the bottom of the range",
+        result_path="sa-bench_x/results_concurrency_30_gpus_1_rate_1.json",
+    )
+    capacity = build_capacity_result(spec, [point], Stop(status="at_max", why="max reached"))
+    assert (capacity.axis, capacity.capacity, capacity.capacity_request_rate) == (
+        "request_rate",
+        None,
+        1.0,
+    )
+    result = {"max_concurrency": 30, "model_id": "m", "request_rate": 1.0}
+    rollup = msgspec.structs.replace(
+        build_sa_bench_rollup([result], isl=8, osl=8, timestamp="t"), capacity=capacity
+    )
+    data = write_rollup(tmp_path, rollup, None).read_bytes()
+    assert decode_rollup(data).capacity == capacity
+    old = json.loads(data)
+    for key in ("axis", "capacity_request_rate", "next_up_request_rate"):
+        del old["capacity"][key]
+    for p in old["capacity"]["points"]:
+        del p["axis"], p["request_rate"]
+    decoded = decode_rollup(json.dumps(old).encode()).capacity
+    assert decoded is not None and decoded.axis == "concurrency"
+    assert decoded.points[0].request_rate is None

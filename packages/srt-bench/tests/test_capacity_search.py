@@ -59,9 +59,9 @@ def _search(spec: SearchSpec, curve: Curve) -> CapacityResult:
         decision = decide(spec, points)
         if isinstance(decision, Stop):
             return build_capacity_result(spec, points, decision)
-        c = decision.concurrency
+        c = decision.value
         assert c not in {p.concurrency for p in points}, f"{c} measured twice"
-        assert spec.min_concurrency <= c <= spec.max_concurrency
+        assert spec.min_value <= c <= spec.max_value
         points.append(_point(spec, c, curve(c), decision.why))
 
 
@@ -188,7 +188,7 @@ def test_an_invalid_point_is_a_miss_that_is_bisected_not_interpolated() -> None:
     spec = _spec(ttft_p99_ms=1000.0)  # the server's own truth would be 165
     points: list[CapacityPoint] = []
     while not isinstance(decision := decide(spec, points), Stop):
-        c = decision.concurrency
+        c = decision.value
         point = _point(spec, c, curve(c), decision.why)
         if c > 120:
             point = msgspec.structs.replace(

@@ -293,3 +293,146 @@ def test_sa_bench_without_concurrencies_or_capacity_is_refused() -> None:
             "concurrencies: [4, 8]",
         )
     ]
+
+
+def test_a_request_rate_search_loads_with_its_defaults() -> None:
+    capacity = {"targets": {"ttft_p99_ms": 500}, "axis": "request_rate", "max_request_rate": 64}
+    [job] = load_recipe_document(_doc(capacity=capacity), file="r.yaml")
+    search = job.recipe.benchmark.capacity
+    assert search is not None and search.axis == "request_rate"
+    assert (search.max_request_rate, search.min_request_rate, search.request_rate_step) == (
+        64.0,
+        None,
+        None,
+    )
+    assert search.seconds_per_point is None
+    # the default axis is concurrency and every rate field unset
+    [plain] = load_recipe_document(_doc(capacity={"targets": {"ttft_p99_ms": 500}}), file="r.yaml")
+    assert plain.recipe.benchmark.capacity is not None
+    assert plain.recipe.benchmark.capacity.axis == "concurrency"
+
+
+RATE: Doc = {"targets": {"ttft_p99_ms": 500}, "axis": "request_rate", "max_request_rate": 64}
+
+
+@pytest.mark.parametrize(
+    ("capacity", "bench", "issues"),
+    [
+        (
+            {"targets": {"ttft_p99_ms": 500}, "max_request_rate": 4, "seconds_per_point": 8},
+            {},
+            [
+                (
+                    "$.benchmark.capacity.max_request_rate",
+                    "max_request_rate 4 applies to axis request_rate only; set axis: "
+                    "request_rate or drop max_request_rate",
+                ),
+                (
+                    "$.benchmark.capacity.seconds_per_point",
+                    "seconds_per_point 8 applies to axis request_rate only; set axis: "
+                    "request_rate or drop seconds_per_point",
+                ),
+            ],
+        ),
+        (
+            {"targets": {"ttft_p99_ms": 500}, "axis": "request_rate"},
+            {},
+            [
+                (
+                    "$.benchmark.capacity.max_request_rate",
+                    "axis request_rate needs max_request_rate (the highest rate measured, in "
+                    "requests/s); set e.g. max_request_rate: 64",
+                )
+            ],
+        ),
+        (
+            {**RATE, "min_request_rate": 80},
+            {},
+            [
+                (
+                    "$.benchmark.capacity.min_request_rate",
+                    "min_request_rate 80 is above max_request_rate 64; set min_request_rate <= "
+                    "max_request_rate",
+                )
+            ],
+        ),
+        (
+            {**RATE, "max_request_rate": 4, "request_rate_step": 10},
+            {},
+            [
+                (
+                    "$.benchmark.capacity.request_rate_step",
+                    "no multiple of request_rate_step 10 lies in [1, 4] requests/s; set a "
+                    "smaller request_rate_step or a wider range",
+                )
+            ],
+        ),
+        (
+            {**RATE, "max_concurrency": 8},
+            {"req_rate": 5},
+            [
+                (
+                    "$.benchmark.capacity.max_concurrency",
+                    "max_concurrency 8 applies to axis concurrency only; drop max_concurrency "
+                    "(a rate point lets every request in as it arrives)",
+                ),
+                (
+                    "$.benchmark.req_rate",
+                    "axis request_rate chooses each point's request rate itself; drop "
+                    "benchmark.req_rate (5)",
+                ),
+            ],
+        ),
+        (
+            RATE,
+            {"workload": {"type": "multi-turn", "turns": 2}},
+            [
+                (
+                    "$.benchmark.workload",
+                    "a capacity search on axis request_rate sends independent prompts only; "
+                    "drop benchmark.workload or set axis: concurrency",
+                )
+            ],
+        ),
+        (
+            {**RATE, "axis": "rate"},
+            {},
+            [
+                (
+                    "$.benchmark.capacity.axis",
+                    "'rate' is not allowed; expected one of 'concurrency', 'request_rate'",
+                )
+            ],
+        ),
+        (
+            {**RATE, "seconds_per_point": 0},
+            {},
+            [
+                (
+                    "$.benchmark.capacity.seconds_per_point",
+                    "0 is out of range; seconds_per_point must be a number in (0, 86400]",
+                ),
+            ],
+        ),
+        (
+            {**RATE, "request_rate_step": 0.05, "seconds_per_point": 10},
+            {},
+            [
+                (
+                    "$.benchmark.capacity.seconds_per_point",
+                    "request_rate_step 0.05 x seconds_per_point 10 is below 1: two rates of the "
+                    "grid could send the same number of requests, by which their runs are told "
+                    "apart; set seconds_per_point to at least 20",
+                ),
+            ],
+        ),
+    ],
+)
+def test_a_bad_rate_axis_is_refused_by_exact_message(
+    capacity: Doc, bench: Doc, issues: list[tuple[str, str]]
+) -> None:
+    assert _issues(_doc(capacity=capacity, **bench)) == issues
+
+
+def test_req_rate_inf_is_no_rate_and_is_accepted_with_the_rate_axis() -> None:
+    assert _issues(_doc(capacity=RATE, req_rate="inf")) == []

@@ -14,6 +14,7 @@ from typing import Any
 
 from srt_bench.records import RequestRecord
 from srt_bench.stats import METRICS, PhaseMetrics
+from srt_schema.capacity_axis import format_rate
 
 __all__ = ["MAX_FAILURE_RATE", "build_outcome", "build_result", "format_percentile", "result_stem"]
 
@@ -22,11 +23,20 @@ MAX_FAILURE_RATE = 0.05
 
 
 def result_stem(
-    concurrency: int, total_gpus: int, prefill_gpus: int | None, decode_gpus: int | None
+    concurrency: int,
+    total_gpus: int,
+    prefill_gpus: int | None,
+    decode_gpus: int | None,
+    *,
+    request_rate: float | None = None,
 ) -> str:
+    """The reference's name; a point of a request-rate capacity search adds `_rate_<r>` (its
+    requests/s), so points that share an in-flight cap do not overwrite each other."""
     stem = f"results_concurrency_{concurrency}_gpus_{total_gpus}"
     if prefill_gpus is not None and decode_gpus is not None:
         stem += f"_ctx_{prefill_gpus}_gen_{decode_gpus}"
+    if request_rate is not None:
+        stem += f"_rate_{format_rate(request_rate)}"
     return stem
 
 

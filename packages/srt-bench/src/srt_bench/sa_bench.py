@@ -1,12 +1,14 @@
 """The sa-bench runner: sanity request, then per concurrency a warmup, a test prompt and the
 formal phase; one result JSON (and measurement window) per formal phase; the failure gate.
 The concurrencies are the settings' list, or chosen one at a time by a capacity search
-(`choose`). Just over 400 lines: the phase steps share one `_Phases` state, kept together."""
+(`choose`, which may also pick each phase's request rate). Just over 400 lines: the phase steps
+share one `_Phases` state, kept together."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,8 +41,16 @@ from srt_bench.workloads.session import (
     WorkloadSession,
     build_workload_summary,
 )
+from srt_schema.capacity_axis import format_rate
 
-__all__ = ["Chooser", "PhaseSummary", "count_missing_tokens", "prepare_requests", "run_sa_bench"]
+__all__ = [
+    "Chooser",
+    "PhaseLoad",
+    "PhaseSummary",
+    "count_missing_tokens",
+    "prepare_requests",
+    "run_sa_bench",
+]
 
 #: Kept under its old name for callers of this module (it lives in `slow_down`).
 _slow_down_headers = slow_down_headers
@@ -48,16 +58,35 @@ _slow_down_headers = slow_down_headers
 Log = Callable[[str], None]
 
 
+class PhaseLoad(msgspec.Struct, frozen=True, kw_only=True):
+    """The load of one phase: at most `concurrency` requests in flight. With `request_rate`
+    (requests/s, a point of a request-rate capacity search) the arrivals come at that rate and
+    the phase measures `requests` requests, its warmup `num_warmup_mult x ceil(rate)` at the same
+    rate and cap; else the settings' `request_rate` and `concurrency x num_prompts_mult`."""
+
+    concurrency: int
+    request_rate: float | None = None
+    requests: int | None = None
+
+    def name(self) -> str:
+        """`concurrency 8` or `request rate 2.5 req/s`, as the log says it."""
+        if self.request_rate is None:
+            return f"concurrency {self.concurrency}"
+        return f"request rate {format_rate(self.request_rate)} req/s"
+
+
 class PhaseSummary(msgspec.Struct, frozen=True, kw_only=True):
     concurrency: int
     result_path: Path
     metrics: PhaseMetrics
     outcome: dict[str, Any]
+    #: The rate the phase's load chose (None: the settings' `request_rate`).
+    request_rate: float | None = None
 
 
-#: Adaptive phases (a capacity search): given every phase run so far, the next concurrency, or
+#: Adaptive phases (a capacity search): given every phase run so far, the next phase's load, or
 #: None to stop. A phase that fails the request gate then ends nothing: the chooser sees it.
-Chooser = Callable[[Sequence[PhaseSummary]], int | None]
+Chooser = Callable[[Sequence[PhaseSummary]], PhaseLoad | None]
 
 
 def prepare_requests(
@@ -121,7 +150,11 @@ def _prompts(
 
 
 def _header(
-    config: BenchRunConfig, settings: SaBenchSettings, concurrency: int, now: dt.datetime
+    config: BenchRunConfig,
+    settings: SaBenchSettings,
+    concurrency: int,
+    rate: float,
+    now: dt.datetime,
 ) -> dict[str, Any]:
     return {
         "date": now.strftime("%Y%m%d-%H%M%S"),
@@ -129,7 +162,7 @@ def _header(
         "model_id": config.model_name,
         "tokenizer_id": settings.tokenizer_path,
         "best_of": 1,
-        "request_rate": settings.request_rate,
+        "request_rate": rate,
         "burstiness": 1.0,
         "max_concurrency": concurrency,
         "isl": settings.isl,
@@ -209,15 +242,15 @@ class _Phases:
         try:
             await _sanity(self.client, self.config, self.settings)
             if choose is not None:
-                while (c := choose(summaries)) is not None:
+                while (load := choose(summaries)) is not None:
                     seed = self.config.seed + 1000 * len(summaries)
-                    await self.warmup(c, seed, gate=False)
-                    summaries.append(await self.formal(c, seed))
+                    await self.warmup(load, seed, gate=False)
+                    summaries.append(await self.formal(load, seed))
                 return summaries
             for index, c in enumerate(self.settings.concurrencies):
                 seed = self.config.seed + 1000 * index
-                await self.warmup(c, seed)
-                summary = await self.formal(c, seed)
+                await self.warmup(PhaseLoad(concurrency=c), seed)
+                summary = await self.formal(PhaseLoad(concurrency=c), seed)
                 summaries.append(summary)
                 if summary.outcome["status"] != "passed":
                     raise BenchGateError(
@@ -231,14 +264,17 @@ class _Phases:
             await self.client.aclose()
         return summaries
 
-    async def warmup(self, c: int, seed: int, *, gate: bool = True) -> None:
+    async def warmup(self, load: PhaseLoad, seed: int, *, gate: bool = True) -> None:
         if self.settings.num_warmup_mult == 0:
             return
-        warm = self.requests(c * self.settings.num_warmup_mult, seed + 1)
-        self.log(f"concurrency {c}: warmup with {len(warm)} requests")
-        run = await run_phase(
-            self.client, warm, concurrency=c, rate=WARMUP_REQUEST_RATE, seed=seed + 2
-        )
+        c, mult = load.concurrency, self.settings.num_warmup_mult
+        if load.request_rate is None:
+            count, rate = c * mult, WARMUP_REQUEST_RATE
+        else:
+            count, rate = max(1, math.ceil(load.request_rate)) * mult, load.request_rate
+        warm = self.requests(count, seed + 1)
+        self.log(f"{load.name()}: warmup with {len(warm)} requests")
+        run = await run_phase(self.client, warm, concurrency=c, rate=rate, seed=seed + 2)
         failed = [r for r in run.records if not r.success]
         if gate and len(failed) / len(warm) > MAX_FAILURE_RATE:
             raise BenchGateError(
@@ -250,21 +286,28 @@ class _Phases:
         if self.window_dir is not None:
             write_window(self.window_dir, stem, build_window(benchmark_type="sa-bench", **fields))
 
-    async def formal(self, c: int, seed: int) -> PhaseSummary:
+    async def formal(self, load: PhaseLoad, seed: int) -> PhaseSummary:
         config, settings = self.config, self.settings
+        c, name = load.concurrency, load.name()
+        rate = settings.request_rate if load.request_rate is None else load.request_rate
         if self.session is not None:
             test, measured = self.requests(1, seed + 7)[0], []
             planned = self.session.planned_requests(c)
         else:
-            requests = self.requests(c * settings.num_prompts_mult + 1, seed)
+            count = c * settings.num_prompts_mult if load.requests is None else load.requests
+            requests = self.requests(count + 1, seed)
             test, measured = requests[0], requests[1:]
             planned = len(measured)
         test_record = await self.client.send(test, origin=0.0)
         if not test_record.success:
-            raise BenchRequestError(
-                f"the test prompt before concurrency {c} failed: {test_record.error}"
-            )
-        stem = result_stem(c, config.total_gpus, config.prefill_gpus, config.decode_gpus)
+            raise BenchRequestError(f"the test prompt before {name} failed: {test_record.error}")
+        stem = result_stem(
+            c,
+            config.total_gpus,
+            config.prefill_gpus,
+            config.decode_gpus,
+            request_rate=load.request_rate,
+        )
         result_path = self.result_dir / f"{stem}.json"
         rel = result_path.relative_to(self.out_dir).as_posix()
         slow = (
@@ -287,7 +330,8 @@ class _Phases:
             status="running",
             reason=None,
         )
-        self.log(f"concurrency {c}: {planned} measured requests, rate {settings.request_rate}")
+        cap = "" if load.request_rate is None else f", at most {c} in flight"
+        self.log(f"{name}: {planned} measured requests, rate {rate}{cap}")
         phase: WorkloadPhase | None = None
         # The client's own event-loop lag and CPU share over the window (`client_saturated`).
         monitor = LoopMonitor()
@@ -295,7 +339,7 @@ class _Phases:
             async with monitor:
                 if self.session is not None:
                     phase = await self.session.formal(
-                        self.client, concurrency=c, rate=settings.request_rate, seed=seed + 3
+                        self.client, concurrency=c, rate=rate, seed=seed + 3
                     )
                     run: PhaseRun = phase.run
                 else:
@@ -303,7 +347,7 @@ class _Phases:
                         self.client,
                         measured,
                         concurrency=c,
-                        rate=settings.request_rate,
+                        rate=rate,
                         seed=seed + 3,
                     )
         finally:
@@ -318,7 +362,7 @@ class _Phases:
             goodput=settings.goodput,
         )
         doc = build_result(
-            header=_header(config, settings, c, dt.datetime.now(dt.UTC)),
+            header=_header(config, settings, c, rate, dt.datetime.now(dt.UTC)),
             metrics=metrics,
             records=records,
             percentiles=config.percentiles,
@@ -345,9 +389,13 @@ class _Phases:
             status="failed" if failed else "completed",
             reason="request_gate_failed" if failed else None,
         )
-        self.log(_summary_line(c, metrics))
+        self.log(_summary_line(name, metrics))
         return PhaseSummary(
-            concurrency=c, result_path=result_path, metrics=metrics, outcome=outcome
+            concurrency=c,
+            request_rate=load.request_rate,
+            result_path=result_path,
+            metrics=metrics,
+            outcome=outcome,
         )
 
 
@@ -355,10 +403,10 @@ def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-def _summary_line(c: int, m: PhaseMetrics) -> str:
+def _summary_line(phase: str, m: PhaseMetrics) -> str:
     lat = m.latencies
     line = (
-        f"concurrency {c}: {m.completed}/{m.requested} ok in {m.duration:.2f} s, "
+        f"{phase}: {m.completed}/{m.requested} ok in {m.duration:.2f} s, "
         f"{m.request_throughput:.2f} req/s, {m.output_throughput:.1f} out tok/s "
         f"({m.output_throughput_per_gpu:.1f}/GPU), TTFT p50 {_ms(lat['ttft'].median_ms)} ms, "
         f"TPOT p50 {_ms(lat['tpot'].median_ms)} ms, ITL p50 {_ms(lat['itl'].median_ms)} ms, "

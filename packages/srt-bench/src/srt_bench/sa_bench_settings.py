@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import assert_never
 
 import msgspec
@@ -114,6 +115,17 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
             "$.benchmark.concurrencies: benchmark.capacity chooses the concurrencies it measures; "
             "drop benchmark.concurrencies or benchmark.capacity"
         )
+    if b.capacity is not None and b.capacity.axis == "request_rate":
+        if not math.isinf(parse_request_rate(b.req_rate)):
+            raise BenchConfigError(
+                "$.benchmark.req_rate: axis request_rate chooses each point's request rate; "
+                "drop benchmark.req_rate"
+            )
+        if config.workload is not None:
+            raise BenchConfigError(
+                "$.benchmark.workload: a capacity search on axis request_rate sends "
+                "independent prompts only; drop benchmark.workload or set axis: concurrency"
+            )
     if not concurrencies and b.capacity is None:
         raise BenchConfigError(
             "$.benchmark.concurrencies: sa-bench needs at least one concurrency, e.g. [4, 8]"

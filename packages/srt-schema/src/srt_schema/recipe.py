@@ -131,18 +131,35 @@ class CapacityTargets(Base, frozen=True, kw_only=True, forbid_unknown_fields=Tru
 
 class CapacitySearchConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Capacity search (sa-bench): instead of a fixed list of concurrencies, find the highest
-    concurrency whose measured latencies meet `targets`, measuring as few points as the data
-    allows (docs/telemetry-and-bench.md#capacity-search).
+    concurrency (or, with `axis: request_rate`, the highest request rate) whose measured
+    latencies meet `targets`, measuring as few points as the data allows (docs/telemetry-and-
+    bench.md#capacity-search).
     """
 
     #: The latency limits every accepted point meets.
     targets: CapacityTargets
+    #: What the search varies: `concurrency` (closed loop: that many requests in flight) or
+    #: `request_rate` (open loop: Poisson arrivals at that many requests/s, on a grid of
+    #: `request_rate_step`).
+    axis: Literal["concurrency", "request_rate"] = 'concurrency'
     #: The first point measured and the lowest answer; when it misses the targets the search ends
     #: with no capacity.
     min_concurrency: int = 1
     #: The highest concurrency measured; when it meets the targets it is the answer (capacity is at
     #: least this).
     max_concurrency: int = 1024
+    #: axis request_rate: the first rate measured and the lowest answer, in requests/s; null: 1.
+    min_request_rate: float | None = None
+    #: axis request_rate (required there): the highest rate measured, in requests/s; when it meets
+    #: the targets it is the answer.
+    max_request_rate: float | None = None
+    #: axis request_rate: the resolution of the rate grid, in requests/s (every measured rate is a
+    #: multiple of it); null: 0.1.
+    request_rate_step: float | None = None
+    #: axis request_rate: each point sends ceil(rate x seconds_per_point) measured requests (at
+    #: least one), all let in as they arrive (open loop: its in-flight cap is that count);
+    #: request_rate_step x seconds_per_point must be at least 1; null: 30.
+    seconds_per_point: float | None = None
     #: The most points measured; the search stops there with the best bracket it has.
     max_points: int = 10
     #: The search stops when the lowest failing concurrency is at most (1 + tolerance) times the

@@ -439,6 +439,8 @@ _PORT = _count(65535)
 _RATIO = Bound(minimum=0, maximum=1, kind="a number")
 #: A latency limit in milliseconds (a capacity target): positive, at most an hour.
 _LATENCY_MS = Bound(minimum=0, maximum=3_600_000, kind="a number", above=True)
+#: A request rate in requests/s (a capacity search's rate axis): positive, at most a million.
+_RATE = Bound(minimum=0, maximum=1_000_000, kind="a number", above=True)
 
 #: The range of every count, size, port, length, duration and interval of the recipe and the
 #: cluster config, by ``(JSON Schema $defs name, field)``; ``$root`` is the top level of
@@ -534,6 +536,10 @@ FIELD_BOUNDS: dict[tuple[str, str], Bound] = {
     # capacity search and workloads (extensions of this project, docs/schema-extensions.md)
     ("CapacitySearchConfig", "min_concurrency"): _count(1_000_000),
     ("CapacitySearchConfig", "max_concurrency"): _count(1_000_000),
+    ("CapacitySearchConfig", "min_request_rate"): _RATE,
+    ("CapacitySearchConfig", "max_request_rate"): _RATE,
+    ("CapacitySearchConfig", "request_rate_step"): _RATE,
+    ("CapacitySearchConfig", "seconds_per_point"): _seconds(_DAY),
     ("CapacitySearchConfig", "max_points"): _count(100, minimum=2),
     ("CapacitySearchConfig", "tolerance"): Bound(minimum=0, maximum=1, kind="a number", above=True),
     ("CapacitySearchConfig", "max_step"): Bound(

@@ -3,7 +3,7 @@
 
 Defined once here, next to the rest of the rollup (`srt_schema.rollup`), because srt-bench writes
 it and `srtctl compare` / `status` may read it. Every point the search measured is also an
-ordinary run of the rollup (`runs`, one per concurrency); this block adds the targets, each
+ordinary run of the rollup (`runs`, one per point); this block adds the targets, each
 point's reading against them, why each point was chosen, why the search stopped, and a confidence
 statement. Milliseconds throughout.
 """
@@ -15,6 +15,7 @@ from typing import Literal
 import msgspec
 
 __all__ = [
+    "CapacityAxis",
     "CapacityPoint",
     "CapacityResult",
     "CapacityStatus",
@@ -27,6 +28,10 @@ __all__ = [
 #: (min_concurrency already missed the targets: no capacity in the range), `max_points` (the point
 #: budget ran out before the bracket was tight: the capacity is between `capacity` and `next_up`).
 CapacityStatus = Literal["found", "at_max", "below_min", "max_points"]
+
+#: What the search varied (`benchmark.capacity.axis`): the concurrency (closed loop) or the
+#: request rate (open loop, requests/s).
+CapacityAxis = Literal["concurrency", "request_rate"]
 
 
 class CapacityTarget(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,8 +57,9 @@ class TargetReading(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CapacityPoint(msgspec.Struct, frozen=True, kw_only=True):
-    """One measured concurrency, in the order the search measured them."""
+    """One measured concurrency (or request rate), in the order the search measured them."""
 
+    #: The concurrency; on the request-rate axis, the point's in-flight cap.
     concurrency: int
     #: Every target met, the request gate passed and the measurement is valid.
     meets: bool
@@ -71,13 +77,19 @@ class CapacityPoint(msgspec.Struct, frozen=True, kw_only=True):
     #: (`code: detail`, srt_schema.validity: a saturated client, a window too short). Such a
     #: point never counts as meeting the targets and its latencies are not interpolated through.
     invalid: tuple[str, ...] = ()
+    #: What the search varied; `request_rate` (requests/s) is the point's rate on that axis
+    #: (null on the concurrency axis).
+    axis: CapacityAxis = "concurrency"
+    request_rate: float | None = None
 
 
 class CapacityResult(msgspec.Struct, frozen=True, kw_only=True):
     status: CapacityStatus
-    #: The highest measured concurrency that met every target (null: none did).
+    #: The highest measured concurrency that met every target (null: none did, or the search
+    #: varied the request rate).
     capacity: int | None
-    #: The lowest measured concurrency above it that missed a target (null: none).
+    #: The lowest measured concurrency above it that missed a target (null: none, or the search
+    #: varied the request rate).
     next_up: int | None
     targets: tuple[CapacityTarget, ...]
     points: tuple[CapacityPoint, ...]
@@ -88,3 +100,8 @@ class CapacityResult(msgspec.Struct, frozen=True, kw_only=True):
     confident: bool
     #: The same in one line, with the numbers.
     statement: str
+    #: What the search varied. On the request-rate axis the answer is `capacity_request_rate`
+    #: and the next point up `next_up_request_rate` (requests/s; null as above).
+    axis: CapacityAxis = "concurrency"
+    capacity_request_rate: float | None = None
+    next_up_request_rate: float | None = None

@@ -1,5 +1,6 @@
-"""Capacity search: the highest concurrency whose latencies meet the recipe's targets
-(`benchmark.capacity`, docs/telemetry-and-bench.md#capacity-search).
+"""Capacity search: the highest concurrency (or request rate, `axis: request_rate`) whose
+latencies meet the recipe's targets (`benchmark.capacity`,
+docs/telemetry-and-bench.md#capacity-search).
 
 `readings` (targets, percentiles and their confidence intervals), `search` (the next point, or
 why to stop) and `outcome` (the answer and its confidence statement) are pure; `run` is the shell

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from srt_bench.capacity.readings import SearchSpec
-from srt_bench.capacity.search import Stop, build_bracket
+from srt_bench.capacity.search import Stop, build_bracket, by_value
 from srt_schema.rollup_capacity import CapacityPoint, CapacityResult, TargetReading
 
 __all__ = ["build_capacity_result", "format_point"]
@@ -32,7 +32,7 @@ def format_point(spec: SearchSpec, point: CapacityPoint) -> str:
     parts = [_reading(r, limits[r.target]) for r in point.readings]
     if point.overloaded:
         parts.append(f"{point.failed} of {point.completed + point.failed} requests failed")
-    return f"concurrency {point.concurrency} {verdict}: " + "; ".join(parts)
+    return f"{spec.point_name(spec.value_of(point))} {verdict}: " + "; ".join(parts)
 
 
 def _clearly_under(spec: SearchSpec, point: CapacityPoint) -> bool:
@@ -53,10 +53,11 @@ def build_capacity_result(
     spec: SearchSpec, points: Sequence[CapacityPoint], stop: Stop
 ) -> CapacityResult:
     """The rollup's `capacity` block: the answer, every point, and how sure it is."""
-    bracket = build_bracket(points)
-    by_c = {p.concurrency: p for p in points}
-    lo = by_c[bracket.lo] if bracket.lo is not None else None
-    hi = by_c[bracket.hi] if bracket.hi is not None else None
+    bracket = build_bracket(spec, points)
+    by_v = by_value(spec, points)
+    lo = by_v[bracket.lo] if bracket.lo is not None else None
+    hi = by_v[bracket.hi] if bracket.hi is not None else None
+    show = spec.show
     lines: list[str] = []
     if lo is not None:
         lines.append(format_point(spec, lo))
@@ -64,18 +65,24 @@ def build_capacity_result(
         lines.append(format_point(spec, hi))
     if lo is None:
         confident = hi is not None and _clearly_over(spec, hi)
-        head = f"no capacity in [{spec.min_concurrency}, {spec.max_concurrency}]"
+        head = f"no capacity in [{show(spec.min_value)}, {show(spec.max_value)}]"
     elif hi is None:
         confident = _clearly_under(spec, lo)
-        head = f"capacity at least {lo.concurrency}"
+        head = f"capacity at least {show(spec.value_of(lo))}"
     else:
         confident = _clearly_under(spec, lo) and _clearly_over(spec, hi)
-        head = f"capacity {lo.concurrency} (next point up {hi.concurrency} misses)"
+        head = (
+            f"capacity {show(spec.value_of(lo))} (next point up {show(spec.value_of(hi))} misses)"
+        )
     sure = "confident" if confident else "not confident (a 95% interval crosses a limit)"
+    on_rate = spec.axis == "request_rate"
     return CapacityResult(
         status=stop.status,
-        capacity=bracket.lo,
-        next_up=bracket.hi,
+        capacity=None if on_rate else bracket.lo,
+        next_up=None if on_rate else bracket.hi,
+        axis=spec.axis,
+        capacity_request_rate=lo.request_rate if on_rate and lo is not None else None,
+        next_up_request_rate=hi.request_rate if on_rate and hi is not None else None,
         targets=spec.targets,
         points=tuple(points),
         stopped=stop.why,

@@ -19,14 +19,21 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import msgspec
 
 from srt_bench.errors import BenchConfigError
 from srt_bench.stats import Metric, percentile
+from srt_schema.capacity_axis import (
+    DEFAULT_REQUEST_RATE_STEP,
+    DEFAULT_SECONDS_PER_POINT,
+    build_rate_grid,
+    format_rate,
+    short_points,
+)
 from srt_schema.recipe import CapacitySearchConfig
-from srt_schema.rollup_capacity import CapacityTarget, TargetReading
+from srt_schema.rollup_capacity import CapacityAxis, CapacityPoint, CapacityTarget, TargetReading
 
 __all__ = [
     "Z_95",
@@ -43,14 +50,52 @@ _TARGET_KEY = re.compile(r"^(ttft|tpot|itl|e2el)_p(\d+)_ms$")
 
 
 class SearchSpec(msgspec.Struct, frozen=True, kw_only=True):
-    """`benchmark.capacity`, resolved: the set targets in the schema's order, and the range."""
+    """`benchmark.capacity`, resolved: the set targets in the schema's order, and the range.
+
+    The search works on integers, `values`: concurrencies on the concurrency axis, levels of the
+    rate grid on the request-rate axis (rate = level x `request_rate_step`,
+    srt_schema.capacity_axis).
+    """
 
     targets: tuple[CapacityTarget, ...]
-    min_concurrency: int
-    max_concurrency: int
+    min_value: int
+    max_value: int
     max_points: int
     tolerance: float
     max_step: float
+    axis: CapacityAxis = "concurrency"
+    #: The request-rate axis: the grid's step (requests/s) and the seconds of arrivals each
+    #: point sends.
+    request_rate_step: float = DEFAULT_REQUEST_RATE_STEP
+    seconds_per_point: float = DEFAULT_SECONDS_PER_POINT
+
+    def rate(self, value: int) -> float:
+        """The request rate of a level of the rate grid (requests/s)."""
+        return round(value * self.request_rate_step, 9)
+
+    def value_of(self, point: CapacityPoint) -> int:
+        """The point's place on the search's axis."""
+        if self.axis == "concurrency":
+            return point.concurrency
+        assert point.request_rate is not None, "a rate point carries its rate"
+        return round(point.request_rate / self.request_rate_step)
+
+    def show(self, value: float) -> str:
+        """A value (or a predicted crossing between two) as the log says it."""
+        if self.axis == "concurrency":
+            return str(value) if isinstance(value, int) else f"{value:.1f}"
+        if isinstance(value, int):
+            return f"{format_rate(self.rate(value))} req/s"
+        return f"{value * self.request_rate_step:.2f} req/s"
+
+    def bound(self, end: Literal["min", "max"]) -> str:
+        """The recipe field that names an end of the range."""
+        return f"{end}_{self.axis}"
+
+    def point_name(self, value: int) -> str:
+        """`concurrency 12` or `request rate 2.5 req/s`."""
+        where = "concurrency" if self.axis == "concurrency" else "request rate"
+        return f"{where} {self.show(value)}"
 
 
 def build_search_spec(config: CapacitySearchConfig) -> SearchSpec:
@@ -71,18 +116,42 @@ def build_search_spec(config: CapacitySearchConfig) -> SearchSpec:
             "$.benchmark.capacity.targets: a capacity search needs at least one latency target, "
             "e.g. ttft_p99_ms: 500"
         )
-    if config.min_concurrency > config.max_concurrency:
-        raise BenchConfigError(
-            f"$.benchmark.capacity.min_concurrency: {config.min_concurrency} is above "
-            f"max_concurrency {config.max_concurrency}"
-        )
-    return SearchSpec(
+    spec = SearchSpec(
         targets=tuple(targets),
-        min_concurrency=config.min_concurrency,
-        max_concurrency=config.max_concurrency,
+        min_value=config.min_concurrency,
+        max_value=config.max_concurrency,
         max_points=config.max_points,
         tolerance=config.tolerance,
         max_step=config.max_step,
+    )
+    if config.axis == "concurrency":
+        if config.min_concurrency > config.max_concurrency:
+            raise BenchConfigError(
+                f"$.benchmark.capacity.min_concurrency: {config.min_concurrency} is above "
+                f"max_concurrency {config.max_concurrency}"
+            )
+        return spec
+    if config.max_request_rate is None:
+        raise BenchConfigError(
+            "$.benchmark.capacity.max_request_rate: axis request_rate needs max_request_rate "
+            "(requests/s), e.g. 64"
+        )
+    grid = build_rate_grid(config, config.max_request_rate)
+    short = short_points(grid.step, config.seconds_per_point)
+    if short:
+        raise BenchConfigError(f"$.benchmark.capacity.seconds_per_point: {short}")
+    if grid.min_level > grid.max_level:
+        raise BenchConfigError(
+            "$.benchmark.capacity: no multiple of request_rate_step "
+            f"{format_rate(grid.step)} lies in [min_request_rate, max_request_rate]"
+        )
+    return msgspec.structs.replace(
+        spec,
+        axis="request_rate",
+        min_value=grid.min_level,
+        max_value=grid.max_level,
+        request_rate_step=grid.step,
+        seconds_per_point=config.seconds_per_point or DEFAULT_SECONDS_PER_POINT,
     )
 
 

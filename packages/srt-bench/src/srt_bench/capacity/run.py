@@ -1,5 +1,9 @@
-"""Run a capacity search: sa-bench phases at the concurrencies the search picks, one at a time
-(the thin shell around `search.decide`).
+"""Run a capacity search: sa-bench phases at the concurrencies (or request rates) the search
+picks, one at a time (the thin shell around `search.decide`).
+
+A rate point (`axis: request_rate`) is a phase of `requests_per_point(rate, seconds_per_point)`
+measured requests arriving at that rate (open loop: its in-flight cap is its request count, so no
+arrival waits for a slot); its result file adds `_rate_<r>` to the usual name.
 
 Each point is an ordinary sa-bench phase (warmup, test prompt, formal run, result JSON and
 measurement window), so every point lands in the rollup's `runs`; a phase that fails the request
@@ -21,12 +25,13 @@ from srt_bench.capacity.readings import SearchSpec, build_readings
 from srt_bench.capacity.search import Measure, Stop, decide
 from srt_bench.config import BenchRunConfig
 from srt_bench.errors import BenchDatasetError
-from srt_bench.sa_bench import PhaseSummary, run_sa_bench
+from srt_bench.sa_bench import PhaseLoad, PhaseSummary, run_sa_bench
 from srt_bench.sa_bench_settings import SaBenchSettings, result_dir_name
 from srt_bench.validity import build_client_validity
+from srt_schema.capacity_axis import format_rate, requests_per_point
 from srt_schema.rollup_capacity import CapacityPoint, CapacityResult
 
-__all__ = ["CAPACITY_FILE", "build_point", "read_capacity", "run_capacity"]
+__all__ = ["CAPACITY_FILE", "build_load", "build_point", "read_capacity", "run_capacity"]
 
 CAPACITY_FILE = "capacity.json"
 
@@ -41,8 +46,11 @@ def build_point(
     outcome = doc.get("benchmark_outcome") or {}
     overloaded = outcome.get("status") != "passed"
     invalid = tuple(f"{r.code}: {r.detail}" for r in build_client_validity(doc).reasons)
+    on_rate = spec.axis == "request_rate"
     return CapacityPoint(
         concurrency=int(doc["max_concurrency"]),
+        axis=spec.axis,
+        request_rate=float(doc["request_rate"]) if on_rate else None,
         meets=not overloaded and not invalid and all(r.meets for r in readings),
         invalid=invalid,
         overloaded=overloaded,
@@ -52,6 +60,16 @@ def build_point(
         why=why,
         result_path=result_path,
     )
+
+
+def build_load(spec: SearchSpec, value: int) -> PhaseLoad:
+    """The sa-bench load of the point at `value` on the search's axis (pure): a concurrency, or a
+    rate with its request count, which is also its in-flight cap (no arrival waits)."""
+    if spec.axis == "concurrency":
+        return PhaseLoad(concurrency=value)
+    rate = spec.rate(value)
+    requests = requests_per_point(rate, spec.seconds_per_point)
+    return PhaseLoad(concurrency=requests, request_rate=rate, requests=requests)
 
 
 def _read_doc(path: Path) -> dict[str, Any]:
@@ -72,26 +90,28 @@ class _Search:
         self.out_dir = out_dir
         self.log = log
         self.points: list[CapacityPoint] = []
-        self.why: dict[int, str] = {}
+        #: Why the phase sa-bench is running was chosen.
+        self.why = ""
         self.stop: Stop | None = None
 
-    def __call__(self, summaries: Sequence[PhaseSummary]) -> int | None:
+    def __call__(self, summaries: Sequence[PhaseSummary]) -> PhaseLoad | None:
         if len(summaries) > len(self.points):
             last = summaries[-1]
             point = build_point(
                 self.spec,
                 _read_doc(last.result_path),
-                why=self.why.pop(last.concurrency),
+                why=self.why,
                 result_path=last.result_path.relative_to(self.out_dir).as_posix(),
             )
             self.points.append(point)
             self.log(f"capacity: point {len(self.points)}: {format_point(self.spec, point)}")
         decision = decide(self.spec, self.points)
         match decision:
-            case Measure(concurrency=c, why=why):
-                self.why[c] = why
-                self.log(f"capacity: point {len(self.points) + 1}: concurrency {c}: {why}")
-                return c
+            case Measure(value=value, why=why):
+                self.why = why
+                name = self.spec.point_name(value)
+                self.log(f"capacity: point {len(self.points) + 1}: {name}: {why}")
+                return build_load(self.spec, value)
             case Stop(why=why):
                 self.stop = decision
                 self.log(f"capacity: stop after {len(self.points)} points: {why}")
@@ -111,9 +131,14 @@ def run_capacity(
 ) -> CapacityResult:
     """Search, write `capacity.json` beside the result files, and return what was found."""
     targets = ", ".join(f"{t.name} <= {t.limit_ms:g}" for t in spec.targets)
+    show = spec.show
+    where = "concurrency" if spec.axis == "concurrency" else "request rate"
+    each = ""
+    if spec.axis == "request_rate":
+        each = f"; each point {spec.seconds_per_point:g} s of arrivals, none waiting for a slot"
     log(
-        f"capacity: the highest concurrency in [{spec.min_concurrency}, {spec.max_concurrency}] "
-        f"with {targets}; at most {spec.max_points} points, tolerance {spec.tolerance:.0%}"
+        f"capacity: the highest {where} in [{show(spec.min_value)}, {show(spec.max_value)}] "
+        f"with {targets}; at most {spec.max_points} points, tolerance {spec.tolerance:.0%}" + each
     )
     search = _Search(spec, out_dir, log)
     run_sa_bench(config, settings, out_dir, window_dir=window_dir, log=log, choose=search)
@@ -124,10 +149,14 @@ def run_capacity(
     (folder / CAPACITY_FILE).write_bytes(
         msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n"
     )
-    measured = ", ".join(str(p.concurrency) for p in result.points)
+    measured = ", ".join(show(spec.value_of(p)) for p in result.points)
+    found: object = result.capacity
+    if spec.axis == "request_rate":
+        rate = result.capacity_request_rate
+        found = None if rate is None else f"{format_rate(rate)} req/s"
     log(f"capacity: {result.statement}")
     log(
-        f"capacity: {result.status}: capacity {result.capacity} "
+        f"capacity: {result.status}: capacity {found} "
         f"({len(result.points)} points measured: {measured})"
     )
     return result

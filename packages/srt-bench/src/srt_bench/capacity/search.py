@@ -1,6 +1,10 @@
 """The capacity search's decisions (pure): given the points measured so far, the next concurrency
 and why, or why to stop (docs/telemetry-and-bench.md#capacity-search).
 
+Below, "concurrency" is the search's axis value (`SearchSpec.value_of`): on the request-rate axis
+it is the level of the rate grid (rate = level x `request_rate_step`), and everything said of
+concurrency holds for it unchanged (latency rises with the arrival rate too).
+
 Latency is taken to rise with concurrency. The bracket is the highest passing concurrency `lo`
 below the lowest failing one `hi` (a pass above a failure, noise, is ignored: the answer stays
 conservative). The search stops when `hi <= lo * (1 + tolerance)` (or `hi = lo + 1`), when `lo`
@@ -37,7 +41,7 @@ import msgspec
 from srt_bench.capacity.readings import SearchSpec
 from srt_schema.rollup_capacity import CapacityPoint, CapacityStatus
 
-__all__ = ["FAR_OVER", "Bracket", "Measure", "Stop", "build_bracket", "decide"]
+__all__ = ["FAR_OVER", "Bracket", "Measure", "Stop", "build_bracket", "by_value", "decide"]
 
 #: A failing point whose reading is above this many times its limit is far over the target: the
 #: search bisects toward it instead of interpolating (simulated hockey-stick and queueing curves
@@ -46,7 +50,9 @@ FAR_OVER = 3.0
 
 
 class Measure(msgspec.Struct, frozen=True, kw_only=True):
-    concurrency: int
+    #: The next point on the search's axis (`SearchSpec.value_of`): a concurrency, or a level of
+    #: the rate grid.
+    value: int
     why: str
 
 
@@ -56,21 +62,24 @@ class Stop(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Bracket(msgspec.Struct, frozen=True, kw_only=True):
-    #: The highest passing concurrency below `hi` (None: none passed).
+    #: The highest passing value below `hi` (None: none passed).
     lo: int | None
-    #: The lowest failing concurrency (None: none failed).
+    #: The lowest failing value (None: none failed).
     hi: int | None
 
 
-def build_bracket(points: Sequence[CapacityPoint]) -> Bracket:
-    failing = [p.concurrency for p in points if not p.meets]
+def build_bracket(spec: SearchSpec, points: Sequence[CapacityPoint]) -> Bracket:
+    failing = [spec.value_of(p) for p in points if not p.meets]
     hi = min(failing) if failing else None
-    passing = [p.concurrency for p in points if p.meets and (hi is None or p.concurrency < hi)]
+    passing = [
+        spec.value_of(p) for p in points if p.meets and (hi is None or spec.value_of(p) < hi)
+    ]
     return Bracket(lo=max(passing) if passing else None, hi=hi)
 
 
-def _by_concurrency(points: Sequence[CapacityPoint]) -> dict[int, CapacityPoint]:
-    return {p.concurrency: p for p in points}
+def by_value(spec: SearchSpec, points: Sequence[CapacityPoint]) -> dict[int, CapacityPoint]:
+    """The points by their value on the search's axis."""
+    return {spec.value_of(p): p for p in points}
 
 
 def _values(point: CapacityPoint) -> dict[str, float | None]:
@@ -90,7 +99,8 @@ def _extrapolate(spec: SearchSpec, a: CapacityPoint, b: CapacityPoint) -> float 
         ya, yb = va.get(name), vb.get(name)
         if ya is None or yb is None or yb <= ya:
             continue
-        x = a.concurrency + (limit - ya) / (yb - ya) * (b.concurrency - a.concurrency)
+        xa, xb = spec.value_of(a), spec.value_of(b)
+        x = xa + (limit - ya) / (yb - ya) * (xb - xa)
         best = x if best is None else min(best, x)
     return best
 
@@ -114,9 +124,12 @@ def _aim(spec: SearchSpec, lo: int, x: float) -> tuple[int, str]:
     """The point that aims to end the search, given the predicted crossing `x` above `lo`."""
     close = math.floor(lo * (1.0 + spec.tolerance))
     if x <= lo * (1.0 + spec.tolerance):
-        return max(lo + 1, close), f"predicted crossing {x:.1f} is within the tolerance of {lo}"
+        return (
+            max(lo + 1, close),
+            f"predicted crossing {spec.show(x)} is within the tolerance of {spec.show(lo)}",
+        )
     below = math.floor(x / math.sqrt(1.0 + spec.tolerance))
-    return max(lo + 1, below), f"just below the predicted crossing {x:.1f}"
+    return max(lo + 1, below), f"just below the predicted crossing {spec.show(x)}"
 
 
 def _interpolate(spec: SearchSpec, a: CapacityPoint, b: CapacityPoint) -> float | str:
@@ -129,79 +142,93 @@ def _interpolate(spec: SearchSpec, a: CapacityPoint, b: CapacityPoint) -> float 
         if ya is None or yb is None or yb <= limit:
             continue
         if yb > FAR_OVER * limit:
-            return f"{b.concurrency} is far over the target ({name} {yb:.1f} ms > {FAR_OVER:g}x)"
+            return (
+                f"{spec.show(spec.value_of(b))} is far over the target "
+                f"({name} {yb:.1f} ms > {FAR_OVER:g}x)"
+            )
         if ya <= 0 or yb <= ya:
             continue
         share = (math.log(limit) - math.log(ya)) / (math.log(yb) - math.log(ya))
-        x = a.concurrency * (b.concurrency / a.concurrency) ** share
+        xa, xb = spec.value_of(a), spec.value_of(b)
+        x = xa * (xb / xa) ** share
         best = x if best is None else min(best, x)
     return "no target rises between them" if best is None else best
 
 
 def _climb(spec: SearchSpec, points: Sequence[CapacityPoint], lo: int) -> Measure:
-    cap = max(lo + 1, min(spec.max_concurrency, math.floor(lo * spec.max_step)))
-    below = sorted(p.concurrency for p in points if p.meets and p.concurrency < lo)
+    cap = max(lo + 1, min(spec.max_value, math.floor(lo * spec.max_step)))
+    below = sorted(v for p in points if p.meets and (v := spec.value_of(p)) < lo)
     base = max((c for c in below if 2 * c <= lo), default=below[0] if below else None)
-    by_c = _by_concurrency(points)
-    x = _extrapolate(spec, by_c[base], by_c[lo]) if base is not None else None
+    by_v = by_value(spec, points)
+    x = _extrapolate(spec, by_v[base], by_v[lo]) if base is not None else None
+    show = spec.show
     if x is None:
-        why = "one point so far" if base is None else f"no target rises between {base} and {lo}"
-        return Measure(concurrency=cap, why=f"{why}: step up x{spec.max_step:g} (capped at max)")
+        why = (
+            "one point so far"
+            if base is None
+            else f"no target rises between {show(base)} and {show(lo)}"
+        )
+        return Measure(value=cap, why=f"{why}: step up x{spec.max_step:g} (capped at max)")
+    assert base is not None
     target, why = _aim(spec, lo, x)
     if target > cap:
         return Measure(
-            concurrency=cap,
-            why=f"predicted crossing {x:.1f} (extrapolated from {base} and {lo}) is beyond "
-            f"one step: step up x{spec.max_step:g} (capped at max)",
+            value=cap,
+            why=f"predicted crossing {show(x)} (extrapolated from {show(base)} and {show(lo)}) "
+            f"is beyond one step: step up x{spec.max_step:g} (capped at max)",
         )
-    return Measure(concurrency=target, why=f"{why} (extrapolated from {base} and {lo})")
+    return Measure(value=target, why=f"{why} (extrapolated from {show(base)} and {show(lo)})")
 
 
-def _bisect(lo: int, hi: int, why: str) -> Measure:
+def _bisect(spec: SearchSpec, lo: int, hi: int, why: str) -> Measure:
     mid = min(hi - 1, max(lo + 1, round(math.sqrt(lo * hi))))
-    return Measure(concurrency=mid, why=f"bisect [{lo}, {hi}]: {why}")
+    return Measure(value=mid, why=f"bisect [{spec.show(lo)}, {spec.show(hi)}]: {why}")
 
 
 def _refine(spec: SearchSpec, points: Sequence[CapacityPoint], lo: int, hi: int) -> Measure:
-    by_c = _by_concurrency(points)
-    upper = by_c[hi]
+    by_v = by_value(spec, points)
+    upper = by_v[hi]
+    show = spec.show
     if upper.overloaded:
-        return _bisect(lo, hi, f"{hi} is overloaded, its latencies are not interpolated")
+        return _bisect(
+            spec, lo, hi, f"{show(hi)} is overloaded, its latencies are not interpolated"
+        )
     if upper.invalid:
-        return _bisect(lo, hi, f"{hi} is invalid, its latencies are not interpolated")
-    x = _interpolate(spec, by_c[lo], upper)
+        return _bisect(spec, lo, hi, f"{show(hi)} is invalid, its latencies are not interpolated")
+    x = _interpolate(spec, by_v[lo], upper)
     if isinstance(x, str):
-        return _bisect(lo, hi, x)
+        return _bisect(spec, lo, hi, x)
     target, why = _aim(spec, lo, x)
     return Measure(
-        concurrency=min(hi - 1, target), why=f"{why} (interpolated between {lo} and {hi})"
+        value=min(hi - 1, target), why=f"{why} (interpolated between {show(lo)} and {show(hi)})"
     )
 
 
 def decide(spec: SearchSpec, points: Sequence[CapacityPoint]) -> Measure | Stop:
     """The next point to measure, or why the search is over."""
     if not points:
-        return Measure(concurrency=spec.min_concurrency, why="the bottom of the range")
-    bracket = build_bracket(points)
+        return Measure(value=spec.min_value, why="the bottom of the range")
+    bracket = build_bracket(spec, points)
     lo, hi = bracket.lo, bracket.hi
+    show = spec.show
     if lo is None:
-        first = _by_concurrency(points)[spec.min_concurrency]
+        first = by_value(spec, points)[spec.min_value]
         return Stop(
             status="below_min",
-            why=f"min_concurrency {spec.min_concurrency} misses the targets: "
+            why=f"{spec.bound('min')} {show(spec.min_value)} misses the targets: "
             f"{_misses(spec, first)}",
         )
-    if hi is None and lo >= spec.max_concurrency:
-        return Stop(status="at_max", why=f"max_concurrency {lo} meets every target")
+    if hi is None and lo >= spec.max_value:
+        return Stop(status="at_max", why=f"{spec.bound('max')} {show(lo)} meets every target")
     if hi is not None and (hi - lo <= 1 or hi <= lo * (1.0 + spec.tolerance)):
-        miss = _misses(spec, _by_concurrency(points)[hi])
+        miss = _misses(spec, by_value(spec, points)[hi])
         return Stop(
             status="found",
-            why=f"{lo} meets every target and {hi} does not ({miss}); {hi} is within "
-            f"{spec.tolerance:.0%} of {lo}",
+            why=f"{show(lo)} meets every target and {show(hi)} does not ({miss}); {show(hi)} is "
+            f"within {spec.tolerance:.0%} of {show(lo)}",
         )
     if len(points) >= spec.max_points:
-        where = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+        where = f"between {show(lo)} and {show(hi)}" if hi is not None else f"at least {show(lo)}"
         return Stop(
             status="max_points",
             why=f"max_points {spec.max_points} measured; the capacity is {where}",

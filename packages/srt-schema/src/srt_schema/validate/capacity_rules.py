@@ -13,15 +13,28 @@ from collections.abc import Iterator
 
 import msgspec
 
+from srt_schema.capacity_axis import (
+    DEFAULT_MIN_REQUEST_RATE,
+    RATE_FIELDS,
+    build_rate_grid,
+    format_rate,
+    short_points,
+)
 from srt_schema.errors import Issue
-from srt_schema.recipe import MultiTurnWorkload, SharedPrefixWorkload, TraceReplayWorkload
+from srt_schema.recipe import (
+    CapacitySearchConfig,
+    MultiTurnWorkload,
+    SharedPrefixWorkload,
+    TraceReplayWorkload,
+)
 from srt_schema.validate.context import Context
 
 __all__ = ["RULES"]
 
 
 def capacity(ctx: Context) -> Iterator[Issue]:
-    """A search needs a target, a range that is not empty, and chooses its own concurrencies."""
+    """A search needs a target, a range that is not empty, and chooses its own concurrencies
+    (on the rate axis: its own request rates)."""
     bench = ctx.recipe.benchmark
     search = bench.capacity
     if search is None or bench.type != "sa-bench":
@@ -33,7 +46,9 @@ def capacity(ctx: Context) -> Iterator[Issue]:
             "a capacity search needs at least one latency target; set e.g. ttft_p99_ms: 500 "
             "(any of ttft, tpot, itl, e2el at p50, p90 or p99, in milliseconds)",
         )
-    if search.min_concurrency > search.max_concurrency:
+    if search.axis == "request_rate":
+        yield from _rate_axis(ctx)
+    elif search.min_concurrency > search.max_concurrency:
         yield ctx.issue(
             "$.benchmark.capacity.min_concurrency",
             f"min_concurrency {search.min_concurrency} is above max_concurrency "
@@ -44,6 +59,78 @@ def capacity(ctx: Context) -> Iterator[Issue]:
             "$.benchmark.concurrencies",
             "benchmark.capacity chooses the concurrencies it measures itself; drop "
             "benchmark.concurrencies (or drop benchmark.capacity to run the fixed list)",
+        )
+
+
+def rate_fields(ctx: Context) -> Iterator[Issue]:
+    """The rate axis's fields mean nothing on the concurrency axis."""
+    bench = ctx.recipe.benchmark
+    search = bench.capacity
+    if search is None or bench.type != "sa-bench" or search.axis != "concurrency":
+        return
+    fields = msgspec.structs.asdict(search)
+    for name in RATE_FIELDS:
+        value = fields[name]
+        if value is not None:
+            yield ctx.issue(
+                f"$.benchmark.capacity.{name}",
+                f"{name} {value:g} applies to axis request_rate only; set axis: request_rate "
+                f"or drop {name}",
+            )
+
+
+def _rate_axis(ctx: Context) -> Iterator[Issue]:
+    bench = ctx.recipe.benchmark
+    search = bench.capacity
+    assert search is not None
+    top = search.max_request_rate
+    if top is None:
+        yield ctx.issue(
+            "$.benchmark.capacity.max_request_rate",
+            "axis request_rate needs max_request_rate (the highest rate measured, in "
+            "requests/s); set e.g. max_request_rate: 64",
+        )
+    else:
+        grid = build_rate_grid(search, top)
+        low = search.min_request_rate
+        bottom = DEFAULT_MIN_REQUEST_RATE if low is None else low
+        if low is not None and low > top:
+            yield ctx.issue(
+                "$.benchmark.capacity.min_request_rate",
+                f"min_request_rate {low:g} is above max_request_rate {top:g}; set "
+                "min_request_rate <= max_request_rate",
+            )
+        elif short := short_points(grid.step, search.seconds_per_point):
+            yield ctx.issue("$.benchmark.capacity.seconds_per_point", short)
+        elif grid.min_level > grid.max_level:
+            yield ctx.issue(
+                "$.benchmark.capacity.request_rate_step",
+                f"no multiple of request_rate_step {format_rate(grid.step)} lies in "
+                f"[{format_rate(bottom)}, {format_rate(top)}] requests/s; set a smaller "
+                "request_rate_step or a wider range",
+            )
+    fields = msgspec.structs.asdict(search)
+    defaults = msgspec.structs.asdict(CapacitySearchConfig(targets=search.targets))
+    for name in ("min_concurrency", "max_concurrency"):
+        value = fields[name]
+        if value != defaults[name]:
+            yield ctx.issue(
+                f"$.benchmark.capacity.{name}",
+                f"{name} {value} applies to axis concurrency only; drop {name} (a rate point "
+                "lets every request in as it arrives)",
+            )
+    rate = bench.req_rate
+    if rate is not None and str(rate).strip().lower() not in ("inf", "infinity"):
+        yield ctx.issue(
+            "$.benchmark.req_rate",
+            f"axis request_rate chooses each point's request rate itself; drop "
+            f"benchmark.req_rate ({rate!r})",
+        )
+    if bench.workload is not None:
+        yield ctx.issue(
+            "$.benchmark.workload",
+            "a capacity search on axis request_rate sends independent prompts only; drop "
+            "benchmark.workload or set axis: concurrency",
         )
 
 
@@ -93,4 +180,4 @@ def workload(ctx: Context) -> Iterator[Issue]:
                     )
 
 
-RULES = (capacity, workload)
+RULES = (capacity, rate_fields, workload)
