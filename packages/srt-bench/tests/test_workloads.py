@@ -281,6 +281,7 @@ def test_multi_turn_carries_the_history_and_the_server_counts_it(
     assert w["prefix_hit_tokens"] == 3 * (16 + 32)
 
 
+@pytest.mark.usefixtures("quiet_gc")
 def test_trace_replay_follows_the_timestamps_and_the_hash_ids(
     tiny_model: Path, tmp_path: Path
 ) -> None:
@@ -318,6 +319,7 @@ def _converse(url: str, maker: PieceMaker, w: MultiTurn, count: int) -> Conversa
     return asyncio.run(go())
 
 
+@pytest.mark.usefixtures("quiet_gc")
 def test_think_time_passes_between_an_answer_and_the_next_turn(tiny_model: Path) -> None:
     maker = PieceMaker(read_tokenizer(tiny_model))
     w = MultiTurn(turns=3, think_time_s=0.05, think_time_jitter=0.5)
