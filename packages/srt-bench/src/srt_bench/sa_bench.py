@@ -1,7 +1,7 @@
 """The sa-bench runner: sanity request, then per concurrency a warmup, a test prompt and the
 formal phase; one result JSON (and measurement window) per formal phase; the failure gate.
 The concurrencies are the settings' list, or chosen one at a time by a capacity search
-(`choose`, which may also pick each phase's request rate). Just over 400 lines: the phase steps
+(`choose`, which may also pick each phase's request rate). About 460 lines: the phase steps
 share one `_Phases` state, kept together."""
 
 from __future__ import annotations
