@@ -180,18 +180,35 @@ def test_a_multi_turn_job_sends_what_the_server_counts(tmp_path: Path) -> None:
     assert run["workload"] == "multi-turn" and run["prompt_token_mismatches"] == 0
 
 
-def test_power_is_measured_at_every_point_the_search_chose(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "search",
+    [
+        {
+            "num_prompts_mult": 4,
+            "capacity": {"targets": {"ttft_p99_ms": 200}, "max_concurrency": 32, "max_points": 3},
+        },
+        {
+            "capacity": {
+                "axis": "request_rate",
+                "targets": {"ttft_p99_ms": 200},
+                "min_request_rate": 4,
+                "max_request_rate": 32,
+                "request_rate_step": 1,
+                "seconds_per_point": 4,
+                "max_points": 3,
+            }
+        },
+    ],
+    ids=["concurrency", "request-rate"],
+)
+def test_power_is_measured_at_every_point_the_search_chose(
+    tmp_path: Path, search: dict[str, Any]
+) -> None:
     """The plan cannot list a search's windows: the power finalize takes the ones it stamped, so
-    each measured point has its energy and the capture is publishable."""
-    capacity = {"targets": {"ttft_p99_ms": 200}, "max_concurrency": 32, "max_points": 3}
+    each measured point has its energy and the capture is publishable (on the rate axis too,
+    where a point's window is keyed by its request count)."""
     logs, _ = _apply(
-        tmp_path,
-        telemetry=replayed_power(),
-        isl=64,
-        osl=32,
-        num_prompts_mult=4,
-        num_warmup_mult=1,
-        capacity=capacity,
+        tmp_path, telemetry=replayed_power(), isl=64, osl=32, num_warmup_mult=1, **search
     )
     rollup = json.loads((logs / "benchmark-rollup.json").read_text())
     measured = sorted(p["concurrency"] for p in rollup["capacity"]["points"])

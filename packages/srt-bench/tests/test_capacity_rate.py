@@ -290,6 +290,10 @@ def test_a_rate_search_against_the_test_server_measures_each_rate_as_its_own_run
             {"workload": {"type": "multi-turn", "turns": 2}},
             r"^\$\.benchmark\.workload: a capacity search on axis request_rate sends",
         ),
+        (
+            {"num_prompts_mult": 8},
+            r"^\$\.benchmark\.num_prompts_mult: a point of axis request_rate measures",
+        ),
     ],
 )
 def test_srt_bench_refuses_what_the_rate_axis_sets_itself(

@@ -395,6 +395,18 @@ RATE: Doc = {"targets": {"ttft_p99_ms": 500}, "axis": "request_rate", "max_reque
             ],
         ),
         (
+            RATE,
+            {"num_prompts_mult": 8},
+            [
+                (
+                    "$.benchmark.num_prompts_mult",
+                    "num_prompts_mult 8 sizes concurrency points only; a point of axis "
+                    "request_rate measures ceil(rate x seconds_per_point) requests: drop "
+                    "num_prompts_mult and set capacity.seconds_per_point",
+                )
+            ],
+        ),
+        (
             {**RATE, "axis": "rate"},
             {},
             [

@@ -126,6 +126,12 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
                 "$.benchmark.workload: a capacity search on axis request_rate sends "
                 "independent prompts only; drop benchmark.workload or set axis: concurrency"
             )
+        if b.num_prompts_mult is not None:
+            raise BenchConfigError(
+                "$.benchmark.num_prompts_mult: a point of axis request_rate measures "
+                "ceil(rate x seconds_per_point) requests; drop num_prompts_mult and set "
+                "capacity.seconds_per_point"
+            )
     if not concurrencies and b.capacity is None:
         raise BenchConfigError(
             "$.benchmark.concurrencies: sa-bench needs at least one concurrency, e.g. [4, 8]"

@@ -126,6 +126,13 @@ def _rate_axis(ctx: Context) -> Iterator[Issue]:
             f"axis request_rate chooses each point's request rate itself; drop "
             f"benchmark.req_rate ({rate!r})",
         )
+    if bench.num_prompts_mult is not None:
+        yield ctx.issue(
+            "$.benchmark.num_prompts_mult",
+            f"num_prompts_mult {bench.num_prompts_mult} sizes concurrency points only; a point "
+            "of axis request_rate measures ceil(rate x seconds_per_point) requests: drop "
+            "num_prompts_mult and set capacity.seconds_per_point",
+        )
     if bench.workload is not None:
         yield ctx.issue(
             "$.benchmark.workload",
