@@ -24,6 +24,8 @@ __all__ = [
     "RateGrid",
     "build_rate_grid",
     "format_rate",
+    "level_rate",
+    "rate_level",
     "requests_per_point",
     "short_points",
 ]
@@ -52,13 +54,16 @@ class RateGrid(msgspec.Struct, frozen=True, kw_only=True):
     min_level: int
     max_level: int
 
-    def rate(self, level: int) -> float:
-        """The rate of a level, rounded to 9 decimals (3 x 0.1 is 0.3, not 0.30000000000000004)."""
-        return round(level * self.step, 9)
 
-    def level(self, rate: float) -> int:
-        """The level of a rate on the grid."""
-        return round(rate / self.step)
+def level_rate(level: int, step: float) -> float:
+    """The rate of a grid level, rounded to 9 decimals (3 x 0.1 is 0.3, not
+    0.30000000000000004)."""
+    return round(level * step, 9)
+
+
+def rate_level(rate: float, step: float) -> int:
+    """The grid level of a rate."""
+    return round(rate / step)
 
 
 def build_rate_grid(config: CapacitySearchConfig, max_request_rate: float) -> RateGrid:

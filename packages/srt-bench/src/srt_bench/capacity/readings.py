@@ -30,6 +30,8 @@ from srt_schema.capacity_axis import (
     DEFAULT_SECONDS_PER_POINT,
     build_rate_grid,
     format_rate,
+    level_rate,
+    rate_level,
     short_points,
 )
 from srt_schema.recipe import CapacitySearchConfig
@@ -71,14 +73,14 @@ class SearchSpec(msgspec.Struct, frozen=True, kw_only=True):
 
     def rate(self, value: int) -> float:
         """The request rate of a level of the rate grid (requests/s)."""
-        return round(value * self.request_rate_step, 9)
+        return level_rate(value, self.request_rate_step)
 
     def value_of(self, point: CapacityPoint) -> int:
         """The point's place on the search's axis."""
         if self.axis == "concurrency":
             return point.concurrency
         assert point.request_rate is not None, "a rate point carries its rate"
-        return round(point.request_rate / self.request_rate_step)
+        return rate_level(point.request_rate, self.request_rate_step)
 
     def show(self, value: float) -> str:
         """A value (or a predicted crossing between two) as the log says it."""

@@ -60,6 +60,18 @@ def _gaps(times: Sequence[float]) -> list[float]:
     return [b - a for a, b in itertools.pairwise(times)]
 
 
+def _percentiles(ttft_ms: Sequence[float], itl_ms: Sequence[float]) -> TimingError | None:
+    """p50/p99 of per-request TTFT errors and per-gap ITL errors; None when either is empty."""
+    if not ttft_ms or not itl_ms:
+        return None
+    return TimingError(
+        ttft_p50_ms=percentile(ttft_ms, 50.0),
+        ttft_p99_ms=percentile(ttft_ms, 99.0),
+        itl_p50_ms=percentile(itl_ms, 50.0),
+        itl_p99_ms=percentile(itl_ms, 99.0),
+    )
+
+
 def build_truth(schedule: TokenSchedule, keys: Sequence[str], tokens: int) -> ScheduleTruth:
     """The truth's percentiles over one request per key."""
     ttfts: list[float] = []
@@ -116,14 +128,7 @@ def build_paired_error(
         times = token_times(schedule, key, tokens)
         ttft_err.append(abs(r.ttft - times[0]) * 1000.0)
         itl_err.extend(abs(m - t) * 1000.0 for m, t in zip(r.itls, _gaps(times), strict=False))
-    if not ttft_err or not itl_err:
-        return None
-    return TimingError(
-        ttft_p50_ms=percentile(ttft_err, 50.0),
-        ttft_p99_ms=percentile(ttft_err, 99.0),
-        itl_p50_ms=percentile(itl_err, 50.0),
-        itl_p99_ms=percentile(itl_err, 99.0),
-    )
+    return _percentiles(ttft_err, itl_err)
 
 
 def build_delivery_error(
@@ -142,11 +147,4 @@ def build_delivery_error(
         gaps.extend(
             abs(m - w) * 1000.0 for m, w in zip(_gaps(stamped), _gaps(written), strict=False)
         )
-    if not first or not gaps:
-        return None
-    return TimingError(
-        ttft_p50_ms=percentile(first, 50.0),
-        ttft_p99_ms=percentile(first, 99.0),
-        itl_p50_ms=percentile(gaps, 50.0),
-        itl_p99_ms=percentile(gaps, 99.0),
-    )
+    return _percentiles(first, gaps)
