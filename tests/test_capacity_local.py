@@ -121,6 +121,8 @@ def test_a_mocker_job_searching_the_request_rate_prints_its_capacity_and_points(
     assert found["status"] in ("found", "at_max", "max_points"), found["stopped"]
     rates = [p["request_rate"] for p in found["points"]]
     assert rates[0] == 2.0 and len(rates) == len(set(rates)) <= 5 and max(rates) <= 32
+    # every rate is on the grid of request_rate_step 0.5 (the search never measures between)
+    assert all(r * 2 == int(r * 2) for r in rates), rates
     points = {p["request_rate"]: p for p in found["points"]}
     assert found["capacity_request_rate"] is not None
     assert points[found["capacity_request_rate"]]["meets"]
