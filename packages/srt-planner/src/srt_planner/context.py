@@ -162,6 +162,17 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
     def log_path(self, name: str) -> str:
         return f"{self.log_dir.rstrip('/')}/{name}"
 
+    @property
+    def scratch_dir(self) -> str:
+        """Node-local scratch of the job's services (NATS JetStream's store, the tachometer's
+        buffer): ``/tmp/srt-<job_id>`` on a cluster node, where Slurm job ids are unique; the log
+        folder's ``scratch/`` on the local launcher, whose job ids are unique only within one
+        output folder (two local jobs started in the same second elsewhere on this machine would
+        otherwise share one folder)."""
+        if self.local:
+            return self.log_path("scratch")
+        return f"/tmp/srt-{self.job_id}"
+
 
 def addresses_for(nodes: tuple[str, ...], given: Mapping[str, str] | None) -> dict[str, str]:
     """Node -> address; nodes without one are addressed by name."""

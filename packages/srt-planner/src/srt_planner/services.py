@@ -290,7 +290,7 @@ def build_services(
 ) -> tuple[list[ProcessSpec], list[GeneratedFile]]:
     specs: list[ProcessSpec] = []
     files: list[GeneratedFile] = []
-    data = f"/tmp/srt-{ctx.job_id}"
+    data = ctx.scratch_dir
     problems: list[str] = []
     for order, (service, implied_by) in enumerate(effective_services(ctx)):
         phase = service_phase(service)

@@ -155,7 +155,7 @@ def build_telemetry(
         return [], []
     config = {
         "storage": f"{ctx.in_log_dir}/{tachometer.storage_subdir}",
-        "local_dir": f"/tmp/srt-{ctx.job_id}/{tachometer.storage_subdir}",
+        "local_dir": f"{ctx.scratch_dir}/{tachometer.storage_subdir}",
         "endpoints": endpoints,
         "sync_interval_secs": float(tachometer.sync_interval_secs),
         "shutdown_grace_secs": tachometer.shutdown_grace_secs,
