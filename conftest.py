@@ -45,7 +45,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _private_network(worker: str) -> None:
+    """Move this pytest-xdist worker into a network namespace of its own, with only loopback.
+
+    Local jobs bind the ports their plan names (frontend 8000, etcd 2379, NATS 4222, ...), so two
+    of them on one network collide. In its own namespace every worker has its own 127.0.0.1 and
+    the whole port range, and nothing it starts can reach beyond this machine. Children inherit
+    the namespace; the worker talks to the controlling pytest over pipes, which are unaffected.
+    Needs root (CAP_SYS_ADMIN) and iproute2's `ip`; without them a parallel run is refused.
+    """
+    import ctypes
+    import shutil
+    import subprocess
+
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    if os.geteuid() != 0 or not Path(ip).exists():
+        raise pytest.UsageError(
+            f"parallel tests (xdist worker {worker}) need root and iproute2's `ip` to give each "
+            "worker a private network namespace; run serially with `-n 0`"
+        )
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise pytest.UsageError(f"xdist worker {worker}: unshare(CLONE_NEWNET): {os.strerror(err)}")
+    subprocess.run([ip, "link", "set", "lo", "up"], check=True)
+
+
+#: unshare(2)'s flag for a new network namespace (linux/sched.h).
+CLONE_NEWNET = 0x40000000
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        _private_network(worker)
+    # Tests never reach the internet: uv and uvx (the aiperf runners) use only what the install
+    # steps put in uv's cache instead of revalidating it against the package index.
+    os.environ.setdefault("UV_OFFLINE", "1")
     # Lines tests add to the end of the terminal summary (the corpus-run tier's per-case lines).
     config.srt_summary_lines = []  # type: ignore[attr-defined]
     if MISSING and os.environ.get("SRT_REQUIRE_CORPUS") == "1":

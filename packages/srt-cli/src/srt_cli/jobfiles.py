@@ -6,7 +6,6 @@ and the end-of-run part of ``recipe.lock.yaml``.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,6 +117,8 @@ def build_lock(
         for alias, image in (cluster.containers or {}).items():
             if image == recipe.model.container:
                 aliases[f"containers.{alias}"] = image
+    import hashlib  # apply only: kept off validate's and dry-run's start-up
+
     lock: dict[str, Any] = {
         "version": 2,
         "generated_at": generated_at,

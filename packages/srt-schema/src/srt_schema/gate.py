@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from srt_schema.errors import Issue, show_value
@@ -51,6 +50,8 @@ def _present(doc: dict[str, Any], dotted: str) -> bool:
 
 def schema_key_typo(doc: dict[str, Any]) -> str | None:
     """A top-level key that is a misspelling of ``schema`` (``schmea``, ``Schema``), if any."""
+    import difflib  # only for a recipe without `schema:`: kept off srtctl's start-up
+
     for key in doc:
         if not isinstance(key, str) or key == "schema":
             continue

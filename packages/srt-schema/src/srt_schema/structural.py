@@ -9,7 +9,6 @@ the bad value and what is allowed, and every number outside its range in
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -126,6 +125,8 @@ class _Checker:
         tags = self._tags(options)
         if tags and isinstance(value, dict) and "type" in value:
             # A tag no option has: name every tag, not the first option's one.
+            import difflib  # error path only: kept off srtctl's start-up
+
             close = difflib.get_close_matches(str(value["type"]), tags, n=1, cutoff=0.6)
             hint = f"; did you mean {_show(close[0])}?" if close else ""
             yield self.issue(
@@ -211,6 +212,8 @@ class _Checker:
 
 
 def _unknown_key_message(key: str, allowed: list[str]) -> str:
+    import difflib  # error path only: kept off srtctl's start-up
+
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
     hint = f"did you mean `{close[0]}`? " if close else ""
     return f"unknown key `{key}`; {hint}allowed here: {', '.join(allowed)}"
