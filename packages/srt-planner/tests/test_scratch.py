@@ -1,7 +1,7 @@
-"""The job's node-local scratch (``PlanContext.scratch_dir``): NATS JetStream's store (its folder is made afresh by the step), etcd's data
-and the tachometer's buffer go to ``/tmp/srt-<job_id>`` on a cluster node (Slurm job ids are
-unique there) and into the log folder on the local launcher, whose job ids are unique only
-within one output folder."""
+"""The job's node-local scratch (``PlanContext.scratch_dir``): NATS JetStream's store (its
+folder is made afresh by the step), etcd's data and the tachometer's buffer go to
+``/tmp/srt-<job_id>`` on a cluster node (Slurm job ids are unique there) and into the log
+folder on the local launcher, whose job ids are unique only within one output folder."""
 
 from __future__ import annotations
 
