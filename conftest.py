@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,6 +99,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     # Raised here (not as a skip mark) so that pytest folds every skip into one summary line.
     if MISSING and item.get_closest_marker("corpus") is not None:
         pytest.skip(SKIP_LINE)
+
+
+@pytest.hookimpl(trylast=True)  # after the conftests that add lines (tests/e2e/conftest.py)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # An xdist worker hands its summary lines (corpus-run cases, screenshots, the e2e tier's
+    # line) to the controlling pytest, which prints them (pytest_testnodedown below).
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["srt_summary_lines"] = list(getattr(session.config, "srt_summary_lines", []))
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: absent where pytest-xdist is not installed
+def pytest_testnodedown(node: Any, error: object) -> None:
+    lines = node.workeroutput.get("srt_summary_lines", []) if hasattr(node, "workeroutput") else []
+    node.config.srt_summary_lines.extend(lines)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

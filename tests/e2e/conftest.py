@@ -392,19 +392,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.e2e)
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    report = terminalreporter.config.stash.get(REPORT_KEY, None)
-    if report is None:
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """One line saying whether the tier ran (on which cluster) or why not, added to the lines the
+    root conftest prints at the end of the run (also from an xdist worker)."""
+    config = session.config
+    report = config.stash.get(REPORT_KEY, None)
+    lines: list[str] | None = getattr(config, "srt_summary_lines", None)
+    if report is None or lines is None:
         return
     if report.skipped_reason is not None:
         required = os.environ.get(REQUIRE_ENV) == "1"
         verb = "FAILED (SRT_REQUIRE_E2E=1)" if required else "skipped"
-        terminalreporter.write_sep("-", f"e2e tier {verb}")
-        terminalreporter.write_line(f"e2e tier {verb}: {report.skipped_reason}")
+        lines.append(f"e2e tier {verb}: {report.skipped_reason}")
     elif report.cluster is not None:
         c = report.cluster
         stopped = "not stopped" if report.stop_seconds is None else f"{report.stop_seconds:.2f} s"
-        terminalreporter.write_line(
+        lines.append(
             f"e2e tier ran on slurm-lab instance {c.instance}: Slurm {c.slurm_version}, "
             f"{len(c.nodes)} nodes x {c.gpus_per_node} GPUs ({c.mode}); "
             f"start {c.start_seconds:.2f} s, stop {stopped}"
