@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from srt_schema import RecipeError, load_recipe_document
 from srt_schema.errors import MigrationError
 from srt_schema.migrate import MigrationResult, migrate_text
 
@@ -274,3 +275,53 @@ def test_export_node_metrics_false_is_removed_with_a_note() -> None:
     result = migrate("benchmark:\n  type: manual\n  export_node_metrics: false\n")
     assert "export_node_metrics" not in loaded(result)["benchmark"]
     assert "removed benchmark.export_node_metrics: false (nothing to export)" in result.notes
+
+
+# ----------------------------------------------------------------------------- the loader
+
+
+@pytest.mark.parametrize(
+    ("block", "path", "message"),
+    [
+        (
+            {"telemetry": {"default_frequency": 1.0}},
+            "$.telemetry.default_frequency",
+            "default_frequency: 1.0 is retired: it was a period in seconds; write "
+            "collect_interval_ms in milliseconds (1.0 -> 1000), or run `srtctl migrate` on the "
+            "file",
+        ),
+        (
+            {"observability": {"tachometer": {"default_frequency": 5}}},
+            "$.observability.tachometer.default_frequency",
+            "default_frequency: 5 is retired: it was a rate in Hz; write collect_interval_ms in "
+            "milliseconds (1000 / Hz: 5.0 -> 200), or run `srtctl migrate` on the file",
+        ),
+        (
+            {"engine": {"type": "vllm", "set_cuda_visible_devices": True}},
+            "$.engine.set_cuda_visible_devices",
+            "set_cuda_visible_devices: true is retired: write set_visible_devices (the same "
+            "switch), or run `srtctl migrate` on the file",
+        ),
+        (
+            {"benchmark": {"type": "manual", "export_node_metrics": False}},
+            "$.benchmark.export_node_metrics",
+            "export_node_metrics: false is retired: schema 2 has no node-metrics export and srt "
+            "does not write one; delete the key",
+        ),
+    ],
+)
+def test_the_loader_names_a_retired_key_and_what_to_write(
+    block: dict[str, Any], path: str, message: str
+) -> None:
+    doc = {
+        "schema": 2,
+        "name": "x",
+        "model": {"path": "/m", "container": "c", "precision": "bf16"},
+        "resources": {"gpus_per_node": 4},
+        "engine": "sglang",
+        "roles": {"agg": {"nodes": 1, "workers": 1}},
+        **block,
+    }
+    with pytest.raises(RecipeError) as caught:
+        load_recipe_document(doc, file="r.yaml")
+    assert [(i.path, i.message) for i in caught.value.issues] == [(path, message)]
