@@ -1,6 +1,7 @@
 """Recipes srtctl validate used to accept although the job could not do what they ask: engine args
-srt sets itself, and a Mooncake master no worker transfers through (docs/recipes.md#engine-args-
-rules, #services-rules). One exact-message test per rule, and the accepted neighbours."""
+srt sets itself, and a Mooncake master no worker transfers through
+(docs/recipes.md#engine-args-rules, docs/recipes.md#services-rules). One exact-message test per
+rule, and the accepted neighbours."""
 
 from __future__ import annotations
 
