@@ -325,3 +325,26 @@ def test_the_loader_names_a_retired_key_and_what_to_write(
     with pytest.raises(RecipeError) as caught:
         load_recipe_document(doc, file="r.yaml")
     assert [(i.path, i.message) for i in caught.value.issues] == [(path, message)]
+
+
+def test_a_wheel_url_is_refused_by_the_loader_since_nothing_downloads_it() -> None:
+    url = "https://example.invalid/ai_dynamo-1.2.0-py3-none-any.whl"
+    doc = {
+        "schema": 2,
+        "name": "x",
+        "model": {"path": "/m", "container": "c", "precision": "bf16"},
+        "resources": {"gpus_per_node": 4},
+        "engine": "sglang",
+        "roles": {"agg": {"nodes": 1, "workers": 1}},
+        "dynamo": {"source": {"wheel": url}},
+    }
+    with pytest.raises(RecipeError) as caught:
+        load_recipe_document(doc, file="r.yaml")
+    assert [(i.path, i.message) for i in caught.value.issues] == [
+        (
+            "$.dynamo.source.wheel",
+            f"{url!r} is a URL, but source.wheel is a nightly version or a path to a wheel file "
+            "(absolute, or relative to the configs folder) and nothing is downloaded; download "
+            "the wheel and give its path, or write its version",
+        )
+    ]
