@@ -66,6 +66,10 @@ HOSTILE_VALUES: tuple[str, ...] = (
     "9223372036854775808",
     "99999999999999999999999999",
     "0.5",
+    # counts that leave a role's workers without a GPU or split its nodes unevenly
+    "3",
+    "9",
+    "17",
     "''",
     "null",
     "~",

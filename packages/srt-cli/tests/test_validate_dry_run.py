@@ -301,3 +301,16 @@ def test_validate_json_lists_every_planning_problem_with_its_path(
         "decode does not fit: 1 worker(s) x 16 GPU(s) need more than the 2 node(s) x 4 GPUs "
         "of roles.decode.nodes; raise roles.decode.nodes or lower roles.decode.workers / .gpus"
     )
+
+
+def test_a_worker_with_no_gpu_is_a_planning_error_exit_3(invoke: Invoke) -> None:
+    # An MPI (TRT-LLM) role of 9 workers on 2 nodes x 4 GPUs left each worker 0 GPUs and no node:
+    # the packer raised IndexError and dry-run stopped on an internal error (exit 1).
+    recipe = Path(__file__).resolve().parents[3] / "tests" / "recipes" / "trtllm-sidecar.yaml"
+    result = invoke("dry-run", "-f", str(recipe), "--set", "roles.agg.workers=9")
+    assert result.exit_code == 3
+    assert result.stderr == (
+        f"error: {recipe}: $.roles.agg: 9 agg worker(s) get 0 GPU(s) each (roles.agg.gpus, else "
+        "the role's nodes x 4 GPUs per node // its workers); every worker needs at least one "
+        "GPU: lower roles.agg.workers, raise roles.agg.nodes, or set roles.agg.gpus\n"
+    )

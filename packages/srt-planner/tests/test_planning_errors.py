@@ -82,3 +82,17 @@ def test_each_problem_is_bounded_on_its_own() -> None:
 def test_no_problem_is_a_bug() -> None:
     with pytest.raises(ValueError, match="at least one problem"):
         PlanningProblemsError([])
+
+
+def test_more_workers_than_gpus_is_a_planning_error_not_an_index_error(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    # 9 workers on 2 nodes x 8 GPUs: 16 // 9 = 1 GPU each fits; 17 workers leave 0 each.
+    roles = {"agg": {"nodes": 2, "workers": 17}}
+    with pytest.raises(PlanningProblemsError) as info:
+        plan_job(make_recipe(roles=roles), cluster, "n[0-2]", "1")
+    assert info.value.problems == (
+        "$.roles.agg: 17 agg worker(s) get 0 GPU(s) each (roles.agg.gpus, else the role's "
+        "nodes x 8 GPUs per node // its workers); every worker needs at least one GPU: lower "
+        "roles.agg.workers, raise roles.agg.nodes, or set roles.agg.gpus",
+    )

@@ -425,10 +425,11 @@ def test_colocate_keeps_explicit_gpus() -> None:
     [
         ("frontend", {"dedicated_node": True}, "dedicated"),
         ("frontend", {"orchestrator_placement": "first_decode"}, "first_decode"),
+        ("frontend", {"orchestrator_placement": "head", "dedicated_node": True}, "dedicated"),
         (
             "frontend",
-            {"orchestrator_placement": "first_decode", "dedicated_node": True},
-            "dedicated",
+            {"orchestrator_placement": "first_decode", "dedicated_node": False},
+            "first_decode",
         ),
         ("frontend", {"dedicated_node": False}, "head"),
         ("benchmark", {"client_placement": "last_decode"}, "last_decode"),

@@ -154,6 +154,26 @@ def v1_only_keys(section: dict[str, Any]) -> list[str]:
     return found
 
 
+# Keys schema 2 retired under a new name or unit (docs/recipes.md#retired-keys); early schema-2
+# files still carry some of them (`engine.set_cuda_visible_devices`), and migrate renames them.
+RETIRED_NESTED = {
+    "engine": {"set_cuda_visible_devices"},
+    "telemetry": {"default_frequency"},
+    "benchmark": {"export_node_metrics"},
+}
+
+
+def retired_keys(section: dict[str, Any]) -> list[str]:
+    found = []
+    for block, keys in RETIRED_NESTED.items():
+        if isinstance(section.get(block), dict):
+            found += [f"{block}.{key}" for key in section[block] if key in keys]
+    tachometer = (section.get("observability") or {}).get("tachometer") or {}
+    if "default_frequency" in tachometer:
+        found.append("observability.tachometer.default_frequency")
+    return found
+
+
 def loader_errors(recipe: dict[str, Any]) -> list[str]:
     errors: list[str] = []
     bench = (recipe.get("benchmark") or {}).get("type", "manual")
@@ -276,11 +296,14 @@ def v2_cases() -> list[Any]:
 
 @pytest.mark.parametrize("path", v2_cases())
 def test_v2_corpus_file_is_current_or_loses_its_v1_keys(path: Path) -> None:
-    """``schema: 2`` files are returned untouched unless they still carry v1-only keys."""
+    """``schema: 2`` files are returned untouched unless they still carry v1-only or retired
+    keys."""
     text = path.read_text()
     document = yaml.safe_load(text)
     legacy = [
-        key for variant in expand_overrides(document).values() for key in v1_only_keys(variant)
+        key
+        for variant in expand_overrides(document).values()
+        for key in (*v1_only_keys(variant), *retired_keys(variant))
     ]
     result = migrate_text(text, file=str(path))
     assert result.from_version == 2
@@ -290,6 +313,7 @@ def test_v2_corpus_file_is_current_or_loses_its_v1_keys(path: Path) -> None:
     assert result.changed
     migrated = yaml.safe_load(result.text)
     assert [k for v in expand_overrides(migrated).values() for k in v1_only_keys(v)] == []
+    assert [k for v in expand_overrides(migrated).values() for k in retired_keys(v)] == []
     assert problems(result.text) == {"schema": [], "loader": []}
     refused = MIGRATED_V2_REFUSED.get(v2_id(path))
     if refused is None:

@@ -1,8 +1,9 @@
 """Endpoint allocation: which GPUs of which nodes each worker gets (docs/planner.md#gpu-packing).
 
 One cursor ``(node, offset)`` walks the worker nodes: prefill endpoints, then decode, then agg.
-Unlike the reference, every layout is checked before it is returned (Q7): a worker that runs off
-the end of the node list or a GPU handed out twice is a ``PlanningError`` naming the role.
+Unlike the reference, every layout is checked before it is returned (Q7): a worker with no GPU
+(more workers than the role's GPUs), a worker that runs off the end of the node list or a GPU
+handed out twice is a ``PlanningError`` naming the role.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from srt_planner._recipe import RoleName
 from srt_planner.errors import PlanningError
 from srt_planner.hostlist import compress_hostlist
 
-__all__ = ["Endpoint", "RoleLayout", "pack_endpoints"]
+__all__ = ["Endpoint", "RoleLayout", "check_worker_gpus", "pack_endpoints"]
 
 
 class RoleLayout(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,6 +65,19 @@ def _out_of_nodes(layout: RoleLayout, worker: int, nodes: Sequence[str], gpn: in
         f"{len(nodes)} "
         f"worker node(s) x {gpn} GPUs ({listed}) are used up by the workers before it; "
         f"raise roles.{role}.nodes or lower roles.{role}.workers / roles.{role}.gpus"
+    )
+
+
+def check_worker_gpus(layout: RoleLayout, gpn: int) -> None:
+    """Every worker of the role needs at least one GPU (else it would get no node at all)."""
+    if layout.workers < 1 or layout.gpus_per_worker >= 1:
+        return
+    role = layout.role
+    raise PlanningError(
+        f"$.roles.{role}: {layout.workers} {role} worker(s) get {layout.gpus_per_worker} GPU(s) "
+        f"each (roles.{role}.gpus, else the role's nodes x {gpn} GPUs per node // its workers); "
+        f"every worker needs at least one GPU: lower roles.{role}.workers, raise "
+        f"roles.{role}.nodes, or set roles.{role}.gpus"
     )
 
 
@@ -152,6 +166,7 @@ def pack_endpoints(
     endpoints: list[Endpoint] = []
     previous: RoleName | None = None
     for layout in layouts:
+        check_worker_gpus(layout, gpus_per_node)
         if (
             previous == "prefill"
             and layout.role == "decode"

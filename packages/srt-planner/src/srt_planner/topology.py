@@ -21,7 +21,7 @@ from srt_planner.engines.base import WorkerProcess
 from srt_planner.engines.sidecar import sidecar_mode
 from srt_planner.engines.vllm import data_parallel, replica_size
 from srt_planner.errors import PlanningError, PlanningProblemsError
-from srt_planner.gpu_packing import Endpoint, RoleLayout, pack_endpoints
+from srt_planner.gpu_packing import Endpoint, RoleLayout, check_worker_gpus, pack_endpoints
 from srt_planner.ports import PortAllocator
 from srt_schema.recipe import (
     AtomBackend,
@@ -77,7 +77,14 @@ def _check_role_budgets(
     """
     problems: list[str] = []
     for role, layout in zip(roles, layouts, strict=True):
-        if role.colocate or role.workers == 0:
+        if role.workers == 0:
+            continue
+        try:
+            check_worker_gpus(layout, gpn)
+        except PlanningError as exc:
+            problems.append(str(exc))
+            continue
+        if role.colocate:
             continue
         nodes = [f"{role.name}-{i}" for i in range(role.nodes)]
         try:

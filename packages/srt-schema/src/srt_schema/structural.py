@@ -199,7 +199,10 @@ class _Checker:
                 if bound is not None and not found:
                     yield from self._in_range(bound, key, item, sub)
             elif extra is False:
-                yield self.issue(sub, _unknown_key_message(key, list(props)))
+                retired = RETIRED_KEYS.get((self.names.get(id(node), ""), key))
+                message = _unknown_key_message(key, list(props))
+                shown = f"{key}: {_show(item)} {retired}"
+                yield self.issue(sub, message if retired is None else shown)
             elif isinstance(extra, dict):
                 yield from self.check(extra, item, sub)
 
@@ -209,6 +212,27 @@ class _Checker:
             yield self.issue(
                 path, f"{_show(value)} is out of range; {key} must be {bound.describe()}"
             )
+
+
+#: Keys the schema retired, by (schema definition, key): what to write instead. ``srtctl migrate``
+#: rewrites the first three (docs/recipes.md#migration).
+RETIRED_KEYS: dict[tuple[str, str], str] = {
+    ("TelemetryConfig", "default_frequency"): (
+        "is retired: it was a period in seconds; write collect_interval_ms in milliseconds "
+        "(1.0 -> 1000), or run `srtctl migrate` on the file"
+    ),
+    ("TachometerConfig", "default_frequency"): (
+        "is retired: it was a rate in Hz; write collect_interval_ms in milliseconds "
+        "(1000 / Hz: 5.0 -> 200), or run `srtctl migrate` on the file"
+    ),
+    ("VLLMBackend", "set_cuda_visible_devices"): (
+        "is retired: write set_visible_devices (the same switch), or run `srtctl migrate` on "
+        "the file"
+    ),
+    ("BenchmarkConfig", "export_node_metrics"): (
+        "is retired: schema 2 has no node-metrics export and srt does not write one; delete the key"
+    ),
+}
 
 
 def _unknown_key_message(key: str, allowed: list[str]) -> str:

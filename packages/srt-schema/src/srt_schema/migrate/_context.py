@@ -48,6 +48,8 @@ class Variant:
         self.base_v1: dict[str, Any] = base_v1 or {}
         self.base_v2 = base_v2
         self.notes: list[str] = []
+        #: contradictions found: ``$.<path>: <what and the fix>`` (the file is not migrated)
+        self.refusals: list[str] = []
         self._original = to_plain(doc)
         self.had_v1_layout = bool(v1_keys(doc))
 
@@ -64,6 +66,24 @@ class Variant:
 
     def note(self, text: str) -> None:
         self.notes.append(f"{self.label}: {text}" if self.label else text)
+
+    def refuse(self, path: str, message: str) -> None:
+        """Record a contradiction at ``path`` (dotted, below this section): the file is refused.
+
+        The migration never picks one side of a contradiction; the message says what to write.
+        """
+        where = f"$.{self.label}.{path}" if self.label else f"$.{path}"
+        self.refusals.append(f"{where}: {message}")
+
+    def merged(self, *path: str) -> Any:
+        """The value this variant ends up with: its own (a null deletes), else the base's.
+
+        Unlike :meth:`effective`, an explicit null is absent, in a plain recipe as in an override.
+        """
+        value = _get(self._original, path, _MISSING)
+        if value is _MISSING and self.is_override:
+            value = _get(self.base_v1, path, None)
+        return None if value is _MISSING else scalar(value)
 
     def column(self, depth: int) -> int:
         """Column of the keys of a mapping nested ``depth`` levels below this variant's root."""

@@ -5,17 +5,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from srt_schema.errors import MigrationError
 from srt_schema.migrate._benchmark import coerce_concurrencies, prune_benchmark
 from srt_schema.migrate._context import Variant
 from srt_schema.migrate._dynamo import fold_dynamo_source
 from srt_schema.migrate._engine import fold_engine, fold_sidecar
+from srt_schema.migrate._modes import drop_null_role_keys, drop_unused_modes
 from srt_schema.migrate._mooncake import fold_mooncake
 from srt_schema.migrate._placement import (
     fold_placement,
     rename_sglang_frontend,
     rename_v1_layout_sglang_frontend,
 )
-from srt_schema.migrate._roles import fold_roles
+from srt_schema.migrate._retired import fold_retired, fold_visible_devices, retired_keys
+from srt_schema.migrate._roles import engine_config_key, fold_roles
 from srt_schema.migrate._services import fold_infra
 from srt_schema.migrate._version import CURRENT_VERSION, detect_version, v1_keys
 from srt_schema.migrate._yaml import (
@@ -58,6 +61,8 @@ def _sections(document: Any) -> list[tuple[str | None, Any]]:
 def _migrate_section(v: Variant) -> None:
     if v.from_version == 1:
         rename_sglang_frontend(v)
+    drop_null_role_keys(v)
+    drop_unused_modes(v, engine_config_key(v))
     fold_roles(v)
     if v.from_version == 2 and v.had_v1_layout:
         rename_v1_layout_sglang_frontend(v)
@@ -68,14 +73,16 @@ def _migrate_section(v: Variant) -> None:
     coerce_concurrencies(v)
     fold_mooncake(v)
     fold_engine(v)
+    fold_visible_devices(v)
     fold_sidecar(v)
+    fold_retired(v)
 
 
 def migrate_document(text: str, file: str) -> Outcome:
     yaml, document = load_document(text, file)
     from_version = detect_version(document, file)
     sections = _sections(document)
-    legacy = [key for _, section in sections for key in v1_keys(section)]
+    legacy = [key for _, section in sections for key in (*v1_keys(section), *retired_keys(section))]
     if from_version == CURRENT_VERSION and not legacy and document.get("schema") is not None:
         return Outcome(text, from_version, [ALREADY_CURRENT])
     indent = mapping_indent(text)
@@ -83,6 +90,7 @@ def migrate_document(text: str, file: str) -> Outcome:
     notes: list[str] = []
     base_v1: dict[str, Any] | None = None
     base_v2: Any = None
+    refusals: list[str] = []
     for label, section in sections:
         if label == "base":
             base_v1 = to_plain(section)
@@ -96,8 +104,11 @@ def migrate_document(text: str, file: str) -> Outcome:
         )
         _migrate_section(variant)
         notes.extend(variant.notes)
+        refusals.extend(variant.refusals)
         if label == "base":
             base_v2 = section
+    if refusals:
+        raise MigrationError(file, "; ".join(refusals))
     _set_schema(document, notes)
     out = dump_document(yaml, document)
     if tail:

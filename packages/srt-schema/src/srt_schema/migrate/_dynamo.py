@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from srt_schema.migrate._context import Variant
-from srt_schema.migrate._yaml import Moved, new_map, pop_key, put_key
+from srt_schema.migrate._context import Variant, scalar
+from srt_schema.migrate._yaml import Moved, new_map, pop_key, put_key, to_plain
 
 __all__ = ["fold_dynamo_source"]
 
@@ -22,6 +22,8 @@ def fold_dynamo_source(v: Variant) -> None:
     if not isinstance(dynamo, dict):
         return
     present = [key for key in dynamo if key in _LEGACY]
+    if _contradictions(v, dynamo):
+        return
     if not present:
         if dynamo.get("top_of_tree") is True:
             v.note("kept dynamo.top_of_tree: true (no source equivalent; pin source.rev instead)")
@@ -50,25 +52,92 @@ def fold_dynamo_source(v: Variant) -> None:
         source["wheel"] = carrier.value
         dropped = [key for key in ("version", "cargo_patches") if key in moves]
         summary = f"dynamo.wheel -> dynamo.source.wheel: {carrier.value}"
-    elif "version" in moves:
+    elif "version" in moves and "cargo_patches" not in moves:
         carrier = moves["version"]
         source["pypi"] = carrier.value
         dropped = [key for key in ("cargo_patches",) if key in moves]
         summary = f"dynamo.version -> dynamo.source.pypi: {carrier.value}"
-    else:
-        v.note("dropped dynamo.cargo_patches (it patches a git build; set dynamo.source.rev)")
-        return
+    else:  # cargo_patches over the base's hash (checked by _contradictions)
+        carrier = moves["cargo_patches"]
+        source["patches"] = carrier.value
+        dropped = [key for key in ("version",) if key in moves]
+        summary = "dynamo.cargo_patches -> dynamo.source.patches (the base's dynamo.hash builds)"
     if all(value is None for value in source.values()):
         node: Any = None  # an override deleting the base's pin deletes the source
     else:
         node = new_map(source)
-        _clear_base_source(v, node)
+        if "rev" in source or "wheel" in source or "pypi" in source:
+            _clear_base_source(v, node)
     keys = list(dynamo.keys())
     index = keys.index("install") + 1 if "install" in keys else min(first_index, len(keys))
     put_key(dynamo, "source", node, index=index, moved=carrier, indent=v.column(1))
     v.note(summary)
     for key in dropped:
         v.note(f"dropped dynamo.{key} (superseded by dynamo.source)")
+
+
+def _set(value: Any) -> bool:
+    return value is not None and value is not False
+
+
+def _contradictions(v: Variant, dynamo: Any) -> bool:
+    """Refuse two Dynamo sources in one variant; True when one was found."""
+    own = {key: scalar(dynamo.get(key)) for key in ("hash", "wheel", "top_of_tree")}
+    hash_, wheel, top = own["hash"], own["wheel"], own["top_of_tree"] is True
+    found = False
+    if _set(hash_) and top:
+        v.refuse(
+            "dynamo.hash",
+            f"dynamo.hash {hash_!r} pins a commit but dynamo.top_of_tree: true builds the moving "
+            "head; keep one: delete top_of_tree to build the commit, or delete hash to build HEAD",
+        )
+        found = True
+    if _set(wheel) and top:
+        v.refuse(
+            "dynamo.wheel",
+            f"dynamo.wheel {wheel!r} installs a nightly wheel but dynamo.top_of_tree: true builds "
+            "the head from git; keep one: delete top_of_tree or delete wheel",
+        )
+        found = True
+    if _set(hash_) and _set(wheel):
+        v.refuse(
+            "dynamo.wheel",
+            f"dynamo.wheel {wheel!r} and dynamo.hash {hash_!r} name two Dynamo sources (a nightly "
+            "wheel and a git build); keep one: delete wheel to build the commit, or delete hash "
+            "to install the wheel",
+        )
+        found = True
+    source = dynamo.get("source")
+    if isinstance(source, dict):
+        for key, field in (("hash", "rev"), ("wheel", "wheel"), ("cargo_patches", "patches")):
+            legacy = dynamo.get(key)
+            if _set(legacy) and to_plain(legacy) != to_plain(source.get(field)):
+                v.refuse(
+                    f"dynamo.{key}",
+                    f"dynamo.{key} {to_plain(legacy)!r} and dynamo.source both say where Dynamo "
+                    f"comes from; keep one: delete dynamo.{key}, or delete dynamo.source and "
+                    "let migrate write it from the v1 keys",
+                )
+                found = True
+    patches = scalar(dynamo.get("cargo_patches"))
+    if patches and not _set(hash_) and not _set(v.merged("dynamo", "hash")):
+        v.refuse(
+            "dynamo.cargo_patches",
+            "dynamo.cargo_patches patch a git build of Dynamo, but no dynamo.hash names the "
+            "commit to build (a PyPI version or a wheel is installed unpatched); set dynamo.hash "
+            "to the commit the patches apply to, or delete cargo_patches",
+        )
+        found = True
+    if isinstance(wheel, str) and wheel.strip().endswith(".whl") and "/" not in wheel:
+        v.refuse(
+            "dynamo.wheel",
+            f"dynamo.wheel {wheel!r} is a bare file name; v1 read dynamo.wheel as a nightly "
+            "version (the reference installs ai_dynamo-<version>-py3-none-any.whl), so write the "
+            "version (for example wheel: 1.2.0.dev20260426), or give the wheel file's path "
+            "(absolute, or ./<name>.whl in the configs folder)",
+        )
+        found = True
+    return found
 
 
 def _clear_base_source(v: Variant, source: Any) -> None:

@@ -1,6 +1,9 @@
 """Frontend and benchmark placement booleans -> ``placement.node`` (docs/recipes.md#migration rules
 2 and 3).
 
+``dedicated_node: true`` next to a location other than ``head`` is a contradiction and refused
+(the reference silently let the dedicated node win).
+
 Also renames the schema-1 ``frontend.type: sglang`` (the SGLang Model Gateway router) to its
 schema-2 name ``sglang-router``; in schema 2, ``sglang`` is the router-free single worker.
 """
@@ -83,6 +86,16 @@ def fold_placement(v: Variant) -> None:
             continue
         present = [key for key in (where_key, dedicated_key) if key in block]
         if not present:
+            continue
+        where_v1, dedicated_v1 = scalar(block.get(where_key)), scalar(block.get(dedicated_key))
+        if dedicated_v1 is True and where_v1 not in (None, "head"):
+            v.refuse(
+                f"{block_name}.{dedicated_key}",
+                f"{block_name}.{dedicated_key}: true asks for a node of its own, but "
+                f"{block_name}.{where_key} asks for {where_v1}; keep one: delete "
+                f"{where_key} (placement.node: dedicated) or delete {dedicated_key} "
+                f"(placement.node: {where_v1})",
+            )
             continue
         index = list(block.keys()).index(present[0])
         moves: dict[str, Moved] = {key: pop_key(block, key) for key in present}

@@ -14,6 +14,7 @@ from srt_schema.validate import (
     benchmark_rules,
     capacity_rules,
     dynamo_rules,
+    engine_args_rules,
     frontend_rules,
     names_rules,
     observe_rules,
@@ -28,6 +29,7 @@ __all__ = ["RULES", "validate_recipe"]
 
 RULES: tuple[Rule, ...] = (
     *roles_rules.RULES,
+    *engine_args_rules.RULES,
     *frontend_rules.RULES,
     *served_rules.RULES,
     *dynamo_rules.RULES,

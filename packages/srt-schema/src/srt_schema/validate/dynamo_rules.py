@@ -65,6 +65,13 @@ def source(ctx: Context) -> Iterator[Issue]:
         value = src.pypi if src.pypi is not None else src.wheel
         if value is not None and not value.strip():
             yield ctx.issue(f"{path}.{kinds[0]}", "must be a non-empty string")
+        elif src.wheel is not None and "://" in src.wheel:
+            yield ctx.issue(
+                f"{path}.wheel",
+                f"{src.wheel!r} is a URL, but source.wheel is a nightly version or a path to a "
+                "wheel file (absolute, or relative to the configs folder) and nothing is "
+                "downloaded; download the wheel and give its path, or write its version",
+            )
 
 
 def sidecar_settings(ctx: Context) -> Iterator[Issue]:

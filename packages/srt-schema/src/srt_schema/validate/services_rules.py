@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from srt_schema.errors import Issue
 from srt_schema.recipe import ServiceConfig
 from srt_schema.registry import SERVICE_KINDS, SERVICE_PLACEMENTS, SERVICE_STARTS
+from srt_schema.roles import connector_of
 from srt_schema.validate.context import Context
 from srt_schema.validate.dynamo_rules import MOVING_REFS
 
@@ -154,4 +155,59 @@ def services(ctx: Context) -> Iterator[Issue]:
         yield ctx.issue("$.services", "a mooncake-store service needs a mooncake-master service")
 
 
-RULES = (services,)
+def _arg(args: dict[str, object], name: str) -> object:
+    return args.get(name, args.get(name.replace("-", "_")))
+
+
+def _moves_kv_with_mooncake(ctx: Context, role: str, engine: str) -> bool:
+    """Whether a prefill/decode role transfers its KV cache with Mooncake."""
+    config = ctx.recipe.roles[role]
+    args = dict(config.args)
+    if engine == "sglang":
+        return str(_arg(args, "disaggregation-transfer-backend")).lower() == "mooncake"
+    connector = _arg(args, "connector")
+    if connector is None:
+        connector = connector_of(ctx.engine(role))
+    transfer = _arg(args, "kv-transfer-config")
+    return any("mooncake" in str(value).lower() for value in (connector, transfer) if value)
+
+
+_MOONCAKE_FIX = {
+    "sglang": "set disaggregation-transfer-backend: mooncake in roles.prefill.args and "
+    "roles.decode.args",
+    "vllm": "set connector to a Mooncake kv-transfer-config (engine.connector or "
+    "roles.<role>.args.connector)",
+}
+
+
+def mooncake_transfer(ctx: Context) -> Iterator[Issue]:
+    """A Mooncake master (v1 ``backend.mooncake_kv_store``) with P/D workers that do not move
+    their KV cache through Mooncake: the store would sit unused (docs/recipes.md#services-rules).
+    """
+    index = next(
+        (i for i, s in enumerate(ctx.recipe.services) if s.enabled and s.type == "mooncake-master"),
+        None,
+    )
+    if index is None or not ctx.disaggregated:
+        return
+    roles = [r.name for r in ctx.roles if r.name in ("prefill", "decode")]
+    engines = {ctx.engine_type(role) for role in roles}
+    if len(engines) != 1 or next(iter(engines)) not in _MOONCAKE_FIX:
+        return
+    engine = next(iter(engines))
+    if any(_moves_kv_with_mooncake(ctx, role, engine) for role in roles):
+        return
+    what = (
+        "no prefill or decode role sets disaggregation-transfer-backend: mooncake"
+        if engine == "sglang"
+        else "no prefill or decode role's KV connector is a Mooncake one"
+    )
+    yield ctx.issue(
+        _path(index),
+        f"a mooncake-master service ({ctx.recipe.services[index].name!r}, the v1 "
+        f"backend.mooncake_kv_store) serves Mooncake KV transfers, but {what}; "
+        f"{_MOONCAKE_FIX[engine]}, or remove the mooncake-master service",
+    )
+
+
+RULES = (services, mooncake_transfer)
