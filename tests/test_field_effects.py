@@ -699,7 +699,9 @@ ROWS: list[tuple[str, str, dict[str, Any]]] = [
     (
         "profiling.benchmark_duration_secs",
         "sglang",
-        yaml.safe_load("{profiling: {type: torch, benchmark_duration_secs: 30, aggregated: {}}}"),
+        yaml.safe_load(
+            "{profiling: {type: nsys-time, delay_secs: 5, duration_secs: 10, benchmark_duration_secs: 30}}"
+        ),
     ),
     (
         "identity.container.image",

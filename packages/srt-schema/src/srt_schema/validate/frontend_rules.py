@@ -1,4 +1,5 @@
-"""Rules for ``frontend``, placements and heterogeneous jobs (docs/recipes.md#frontend-rules)."""
+"""Rules for ``frontend``, placements, heterogeneous jobs and the time limit
+(docs/recipes.md#frontend-rules)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 from srt_schema.errors import Issue
 from srt_schema.registry import FRONTENDS
 from srt_schema.roles import connector_of, engine_struct
+from srt_schema.time_limit import time_limit_seconds
 from srt_schema.validate.context import Context
 
 __all__ = ["RULES"]
@@ -153,4 +155,16 @@ def het_jobs(ctx: Context) -> Iterator[Issue]:
         )
 
 
-RULES = (frontend_type, placements, het_jobs)
+def time_limit(ctx: Context) -> Iterator[Issue]:
+    """``slurm.time_limit`` (or srtslurm.yaml's ``default_time_limit``, filled in at load) is
+    sbatch's ``--time`` and the limit a local run stops at: a value Slurm refuses is refused."""
+    value = ctx.recipe.slurm.time_limit
+    if value is None:
+        return
+    try:
+        time_limit_seconds(value)
+    except ValueError as exc:
+        yield ctx.issue("$.slurm.time_limit", str(exc))
+
+
+RULES = (frontend_type, placements, het_jobs, time_limit)
