@@ -94,7 +94,8 @@ BASES: dict[str, dict[str, Any]] = {
         _on("sglang"),
         "{dynamo: {source: {git: 'https://github.com/ai-dynamo/dynamo', rev: v1.0.0}}}",
     ),
-    # Three frontends behind nginx, sticky sessions on (the nginx_* fields act only here).
+    # Three frontends behind nginx (two nodes besides the head: one shares), sticky sessions on
+    # (the nginx_* fields act only here).
     "nginx": _with(
         QUICKSTART,
         "{roles: {agg: {nodes: 3, workers: 3}}, frontend: {enable_multiple_frontends: true,"

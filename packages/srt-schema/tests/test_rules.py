@@ -373,6 +373,20 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "nsys-time (delay_secs, duration_secs)",
     ),
     (
+        "additional frontends without multiple frontends",
+        lambda d: d.update(
+            frontend={
+                "type": "dynamo",
+                "enable_multiple_frontends": False,
+                "num_additional_frontends": 2,
+            }
+        ),
+        "$.frontend.num_additional_frontends",
+        "num_additional_frontends (2) counts the frontends behind nginx, and "
+        "frontend.enable_multiple_frontends is false (one frontend, no nginx); remove it, or "
+        "set enable_multiple_frontends: true",
+    ),
+    (
         "a time limit Slurm would not take",
         lambda d: d.update(slurm={"time_limit": "2h"}),
         "$.slurm.time_limit",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from srt_schema.errors import Issue
+from srt_schema.recipe import FrontendConfig
 from srt_schema.registry import FRONTENDS
 from srt_schema.roles import connector_of, engine_struct
 from srt_schema.time_limit import time_limit_seconds
@@ -46,6 +47,18 @@ def frontend_type(ctx: Context) -> Iterator[Issue]:
             "$.frontend.enable_multiple_frontends",
             f"frontend.type: {kind} serves from the worker itself; set "
             "enable_multiple_frontends: false",
+        )
+    # A count written with a single frontend would do nothing (the default, 9, is inert there).
+    if (
+        not frontend.enable_multiple_frontends
+        and ctx.has_raw("frontend", "num_additional_frontends")
+        and frontend.num_additional_frontends != FrontendConfig().num_additional_frontends
+    ):
+        yield ctx.issue(
+            "$.frontend.num_additional_frontends",
+            f"num_additional_frontends ({frontend.num_additional_frontends}) counts the "
+            "frontends behind nginx, and frontend.enable_multiple_frontends is false (one "
+            "frontend, no nginx); remove it, or set enable_multiple_frontends: true",
         )
     if info.serving == "worker":
         if ctx.disaggregated:
