@@ -94,7 +94,8 @@ BASES: dict[str, dict[str, Any]] = {
         _on("sglang"),
         "{dynamo: {source: {git: 'https://github.com/ai-dynamo/dynamo', rev: v1.0.0}}}",
     ),
-    # Three frontends behind nginx, sticky sessions on (the nginx_* fields act only here).
+    # Three frontends behind nginx (two nodes besides the head: one shares), sticky sessions on
+    # (the nginx_* fields act only here).
     "nginx": _with(
         QUICKSTART,
         "{roles: {agg: {nodes: 3, workers: 3}}, frontend: {enable_multiple_frontends: true,"
@@ -699,7 +700,9 @@ ROWS: list[tuple[str, str, dict[str, Any]]] = [
     (
         "profiling.benchmark_duration_secs",
         "sglang",
-        yaml.safe_load("{profiling: {type: torch, benchmark_duration_secs: 30, aggregated: {}}}"),
+        yaml.safe_load(
+            "{profiling: {type: nsys-time, delay_secs: 5, duration_secs: 10, benchmark_duration_secs: 30}}"
+        ),
     ),
     (
         "identity.container.image",

@@ -27,10 +27,10 @@ SHORT += ["--set", "benchmark.random_range_ratio=1.0"]
 pytestmark = pytest.mark.slow
 
 
-def _apply(out: Path, *sets: str) -> tuple[Path, dict[str, Any]]:
+def _apply(out: Path, *sets: str, recipe: Path = RECIPE) -> tuple[Path, dict[str, Any]]:
     srtctl = shutil.which("srtctl")
     assert srtctl is not None, "srtctl is not installed in this environment (make sync)"
-    argv = [srtctl, "apply", "--local", "--stand-in-engines", "-f", str(RECIPE), "-o", str(out)]
+    argv = [srtctl, "apply", "--local", "--stand-in-engines", "-f", str(recipe), "-o", str(out)]
     argv += [*SHORT, *sets]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=400, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -172,3 +172,60 @@ def test_automatic_nsys_captures_the_measured_workload(tmp_path: Path) -> None:
         assert report["options"]["--sample"] == "system-wide"  # cpu_sampling's default
     rollup = json.loads((logs / "benchmark-rollup.json").read_text())
     assert rollup["profiles"]["missing"] == []
+
+
+#: The router recipe made disaggregated (one prefill, one decode worker): no profiling phase
+#: block, as the timed capture applies to every worker.
+DISAGG = """
+schema: 2
+name: own-sglang-disagg-router-timed
+model: {path: /models/tiny, container: sglang, precision: bf16}
+resources: {gpus_per_node: 4}
+engine: sglang
+roles:
+  prefill: {nodes: 1, workers: 1, args: {served-model-name: own/tiny, tensor-parallel-size: 4}}
+  decode: {nodes: 1, workers: 1, args: {served-model-name: own/tiny, tensor-parallel-size: 4}}
+frontend: {type: sglang-router, enable_multiple_frontends: false}
+benchmark: {type: sa-bench, isl: 128, osl: 128, concurrencies: [2]}
+profiling:
+  type: nsys-time
+  delay_secs: 0
+  duration_secs: 1
+  benchmark_duration_secs: 6
+  nsys_trace: cuda,nvtx,osrt
+  extra_nsys_args: [--stats=false]
+  trace_fork_before_exec: true
+  nsys_library_paths: [/opt/srt-nsys/lib, /opt/srt-nsys/lib64]
+"""
+
+
+def test_a_timed_capture_wraps_every_worker_and_the_traffic_lasts_long_enough(
+    tmp_path: Path,
+) -> None:
+    recipe = tmp_path / "disagg-timed.yaml"
+    recipe.write_text(DISAGG)
+    logs, plan = _apply(tmp_path / "out", recipe=recipe)
+    workers = [p for p in plan["processes"] if p["kind"] == "worker"]
+    assert sorted(w["role"] for w in workers) == ["decode", "prefill"]
+    # every worker of both phases is captured, with the recipe's window
+    for role in ("prefill", "decode"):
+        [path] = list((logs / "profiles" / role).glob("*.nsys-rep"))
+        report = json.loads(path.read_text())
+        assert report["command"] == "profile"
+        assert (report["options"]["--delay"], report["options"]["--duration"]) == ("0", "1")
+        assert "-c" not in report["options"]  # a timed capture, not a cudaProfilerApi range
+        # the Nsight knobs reach the profiler: its trace domains, the extra argument, fork
+        # tracing, and the library folders in front of the step's own LD_LIBRARY_PATH
+        assert report["options"]["-t"] == "cuda,nvtx,osrt"
+        assert report["options"]["--stats"] == "false"
+        assert report["options"]["--trace-fork-before-exec"] == "true"
+        assert report["ld_library_path"].startswith("/opt/srt-nsys/lib:/opt/srt-nsys/lib64")
+    # the measured phase (2 x 10 prompts) ends in well under the 6 s benchmark_duration_secs:
+    # srt-bench kept sending unmeasured rounds of the same load
+    traffic = json.loads((logs / "profiles" / "traffic.json").read_text())
+    assert traffic["target_seconds"] == 6 and traffic["concurrency"] == 2
+    assert traffic["rounds"] >= 1 and traffic["requests"] == 20 * traffic["rounds"]
+    assert traffic["failed"] == 0
+    [result] = list(logs.glob("sa-bench_*/*.json"))
+    assert json.loads(result.read_text())["completed"] == 20  # the extra rounds are not measured
+    assert "profiling traffic:" in (logs / "benchmark.out").read_text()

@@ -195,3 +195,69 @@ def test_slow_down_auth_header_from_the_environment() -> None:
     }
     assert _slow_down_headers({"API_KEY": "raw"}) == {"authorization": "raw"}
     assert _slow_down_headers({}) == {}
+
+
+class _TickClock:
+    """A monotonic clock that moves one second each time it is read (only sa-bench's
+    traffic-duration check reads it, so the number of extra rounds is fixed)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_a_timed_profile_keeps_the_traffic_going_for_benchmark_duration_secs(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    from srt_bench.runners import build_sa_bench_settings
+    from srt_bench.sa_bench import run_sa_bench
+
+    record = tmp_path / "profiles" / "traffic.json"
+    with FixedStreamServer(ServerBehaviour()) as server:
+        base = msgspec.json.decode(
+            msgspec.json.encode(_config(server.url, tiny_model, tmp_path, concurrencies=[2]))
+        )
+        base["profiling"] = {
+            "record": str(tmp_path / "profiles" / "control.jsonl"),
+            "traffic_seconds": 10,
+            "traffic_record": str(record),
+        }
+        config = decode_run_config(msgspec.json.encode(base))
+        lines: list[str] = []
+        run_sa_bench(
+            config,
+            build_sa_bench_settings(config),
+            tmp_path,
+            log=lines.append,
+            monotonic=_TickClock(),
+        )
+        # sanity + warmup 2 + test prompt + 6 measured, then rounds of 6 (c=2 x 3): the clock
+        # reads 1 at the start, 2 after the phases, 3..10 before each round (elapsed 2..9 < 10),
+        # 11 (elapsed 10: done), 12 for the total
+        phases = 1 + 2 + 1 + 6
+        assert server.requests == phases + 8 * 6
+    summary = json.loads(record.read_text())
+    assert summary == {
+        "target_seconds": 10.0,
+        "phases_seconds": 1.0,
+        "total_seconds": 11.0,
+        "rounds": 8,
+        "requests": 48,
+        "failed": 0,
+        "concurrency": 2,
+    }
+    # the extra requests are not measured: the result still has the 6 of the phase
+    assert _result(tmp_path, 2)["completed"] == 6
+    assert any("48 more requests in 8 round(s)" in line for line in lines)
+
+
+def test_without_a_traffic_duration_no_extra_round_is_sent(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    with FixedStreamServer(ServerBehaviour()) as server:
+        config = _config(server.url, tiny_model, tmp_path, concurrencies=[2])
+        _run(config, tmp_path)
+        assert server.requests == 1 + 2 + 1 + 6

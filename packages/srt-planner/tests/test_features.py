@@ -229,6 +229,54 @@ def test_nginx_conf_with_session_affinity(
     assert "--container-remap-root" in nginx.srun_argv and nginx.srun_argv[-3:] == nginx.argv
 
 
+def test_the_additional_frontends_asked_for_each_get_a_node(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    # 4 worker nodes: nginx on the head node, frontends on the 3 others
+    recipe = make_recipe(
+        roles={"agg": {"nodes": 4, "workers": 4}}, frontend={"num_additional_frontends": 2}
+    )
+    plan = plan_job(recipe, cluster, "n[0-3]", "1")
+    frontends = [p for p in plan.processes if p.kind == "frontend" and p.name != "nginx"]
+    assert sorted(p.nodes[0] for p in frontends) == ["n1", "n2", "n3"]
+    # the default (9) means one per other node: 3 here, as the reference places them
+    default = make_recipe(roles={"agg": {"nodes": 4, "workers": 4}})
+    plan = plan_job(default, cluster, "n[0-3]", "1")
+    assert len([p for p in plan.processes if p.kind == "frontend" and p.name != "nginx"]) == 3
+
+
+def test_more_additional_frontends_than_nodes_are_placed_not_capped(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    recipe = make_recipe(
+        roles={"agg": {"nodes": 4, "workers": 4}}, frontend={"num_additional_frontends": 5}
+    )
+    plan = plan_job(recipe, cluster, "n[0-3]", "1")
+    frontends = [p for p in plan.processes if p.kind == "frontend"]
+    # six frontends round-robin over the three nodes besides nginx's, a port each on its node
+    assert [(p.nodes[0], p.ports["http"]) for p in frontends] == [
+        ("n1", 8180),
+        ("n2", 8180),
+        ("n3", 8180),
+        ("n1", 8181),
+        ("n2", 8181),
+        ("n3", 8181),
+    ]
+    conf = {f.path: f.content for f in plan.files}["nginx.conf"]
+    assert conf.count("        server ") == 6
+
+
+def test_additional_frontends_on_a_one_node_job_share_it_with_nginx(
+    make_recipe: RecipeFactory, cluster: ClusterConfig
+) -> None:
+    recipe = make_recipe(frontend={"num_additional_frontends": 1})
+    plan = plan_job(recipe, cluster, "n0", "1")
+    ports = sorted(
+        (p.nodes[0], p.ports["http"]) for p in plan.processes if p.kind in ("frontend", "proxy")
+    )
+    assert ports == [("n0", 8000), ("n0", 8180), ("n0", 8181)]
+
+
 def test_trtllm_serve_disaggregated_orchestrator(
     make_recipe: RecipeFactory, cluster: ClusterConfig
 ) -> None:

@@ -164,3 +164,28 @@ def test_stand_in_jobs_replace_nsys_with_the_stand_in_profiler(
     assert worker.argv[1:4] == ("-m", "srt_runtime.standin.nsys", "profile")
     assert worker.argv[worker.argv.index("--delay") :][:2] == ("--delay", "1")
     assert "srt_runtime.standin" in worker.argv[worker.argv.index("-o") + 2 :]
+
+
+def test_a_timed_capture_wraps_every_worker_and_sets_the_benchmark_s_traffic_duration(
+    make_recipe: RecipeFactory,
+) -> None:
+    recipe = make_recipe(
+        roles=DISAGG,
+        frontend={"type": "dynamo"},
+        benchmark=BENCH,
+        profiling={
+            "type": "nsys-time",
+            "delay_secs": 30,
+            "duration_secs": 20,
+            "benchmark_duration_secs": 90,
+        },
+    )
+    plan = _plan(recipe)
+    workers = [p for p in plan.processes if p.kind == "worker"]
+    assert sorted(p.role for p in workers) == ["decode", "prefill", "prefill"]
+    for w in workers:  # no phase block: every worker of both phases, with the window
+        assert "--delay 30 --duration 20" in shlex.join(w.argv)
+    profiling = _bench(plan)["profiling"]
+    assert profiling["targets"] == []  # nothing to start or stop: the window is in the wrapper
+    assert profiling["traffic_seconds"] == 90
+    assert profiling["traffic_record"].endswith("/logs/profiles/traffic.json")

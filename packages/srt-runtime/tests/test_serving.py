@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from rt_fakes import FakeClock
 from rt_plans import (
     Run,
     awaits,
@@ -32,7 +33,9 @@ from srt_runtime.supervisor import Supervisor
 SERVE_SECONDS = 3.0
 
 
-def _serving_plan(tmp_path: Path, trace: Path, *, worker: tuple[str, ...] = ()) -> JobPlan:
+def _serving_plan(
+    tmp_path: Path, trace: Path, *, worker: tuple[str, ...] = (), **fields: Any
+) -> JobPlan:
     port = free_port()
     ready = {"instances": [{"component": "backend", "endpoint": "generate"}]}
     routes = write_routes(
@@ -63,6 +66,7 @@ def _serving_plan(tmp_path: Path, trace: Path, *, worker: tuple[str, ...] = ()) 
         ),
         serve_only=True,
         frontend_url=f"http://127.0.0.1:{port}",
+        **fields,
     )
 
 
@@ -86,7 +90,7 @@ def _alive(pid: int) -> bool:
 class _Background:
     """``execute(plan)`` on a thread; ``sup`` is the run's supervisor once it started."""
 
-    def __init__(self, job_plan: JobPlan, job_dir: Path) -> None:
+    def __init__(self, job_plan: JobPlan, job_dir: Path, clock: Any = None) -> None:
         self.sup: Supervisor | None = None
         self.run: Run | None = None
 
@@ -94,7 +98,7 @@ class _Background:
             self.sup = sup
 
         def target() -> None:
-            self.run = execute(job_plan, job_dir, on_status=on_status)
+            self.run = execute(job_plan, job_dir, clock=clock, on_status=on_status)
 
         self.thread = threading.Thread(target=target, daemon=True)
         self.thread.start()
@@ -158,6 +162,34 @@ def test_manual_plan_serves_until_stopped(tmp_path: Path, job_dir: Path, trace: 
         f"INFO Serving test-model at {job_plan.frontend_url} until the job is cancelled or its "
         "time limit; stop it with: srtctl cancel 4242"
     ) in sweep
+
+
+def test_a_local_run_stops_at_its_time_limit_like_slurm(
+    tmp_path: Path, job_dir: Path, trace: Path
+) -> None:
+    # A one-minute limit on the injected clock: the run serves, then the limit stops it.
+    job_plan = _serving_plan(tmp_path, trace, time_limit_seconds=60, time_limit="00:01:00")
+    clock = FakeClock()
+    background = _Background(job_plan, job_dir, clock)
+    run = background.finish(timeout=120.0)  # hang guard: the fake minute passes in ~1 s
+
+    assert clock.monotonic() >= 1000.0 + 60  # the fake clock's start + the limit
+    assert run.exit_code == 1
+    assert ("serving", "running") in run.stages
+    assert run.stages[-2:] == [("cleanup", "running"), ("cleanup", "timeout")]
+    assert run.events[-1]["message"] == "stopped: time limit 00:01:00 reached during stage serving"
+    # every process was stopped by the tiered cleanup, as on a cancel
+    assert sorted(line for line in read_trace(trace) if line.endswith(" term")) == [
+        "agg_0 term",
+        "frontend_0 term",
+        "service_etcd term",
+    ]
+    sup = background.sup
+    assert sup is not None and sup.timed_out
+    assert not [p for p in sup.procs if _alive(p.handle.pid)]
+    assert _status(job_dir)["status"] == "timeout"
+    sweep = sweep_log(job_dir).read_text()
+    assert "Time limit 00:01:00: the run stops there, as Slurm would" in sweep
 
 
 def test_a_worker_that_dies_while_serving_fails_the_job(

@@ -373,6 +373,127 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "nsys-time (delay_secs, duration_secs)",
     ),
     (
+        "additional frontends without multiple frontends",
+        lambda d: d.update(
+            frontend={
+                "type": "dynamo",
+                "enable_multiple_frontends": False,
+                "num_additional_frontends": 2,
+            }
+        ),
+        "$.frontend.num_additional_frontends",
+        "num_additional_frontends (2) counts the frontends behind nginx, and "
+        "frontend.enable_multiple_frontends is false (one frontend, no nginx); remove it, or "
+        "set enable_multiple_frontends: true",
+    ),
+    (
+        "a time limit Slurm would not take",
+        lambda d: d.update(slurm={"time_limit": "2h"}),
+        "$.slurm.time_limit",
+        "'2h' is not a Slurm time limit; write MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS "
+        "(or UNLIMITED)",
+    ),
+    (
+        "an Nsight knob with torch profiling",
+        lambda d: d.update(profiling={"type": "torch", "aggregated": {}, "nsys_trace": "cuda"}),
+        "$.profiling.nsys_trace",
+        "profiling.nsys_trace ('cuda') configures the Nsight wrapper, and profiling.type torch "
+        "runs none; remove it, or set profiling.type nsys (or nsys-time)",
+    ),
+    (
+        "extra nsys args with torch profiling",
+        lambda d: d.update(
+            profiling={"type": "torch", "aggregated": {}, "extra_nsys_args": ["--x"]}
+        ),
+        "$.profiling.extra_nsys_args",
+        "profiling.extra_nsys_args (['--x']) configures the Nsight wrapper, and profiling.type "
+        "torch runs none; remove it, or set profiling.type nsys (or nsys-time)",
+    ),
+    (
+        "trace_fork_before_exec with torch profiling",
+        lambda d: d.update(
+            profiling={"type": "torch", "aggregated": {}, "trace_fork_before_exec": False}
+        ),
+        "$.profiling.trace_fork_before_exec",
+        "profiling.trace_fork_before_exec (False) configures the Nsight wrapper, and "
+        "profiling.type torch runs none; remove it, or set profiling.type nsys (or nsys-time)",
+    ),
+    (
+        "a time window with step profiling",
+        lambda d: d.update(profiling={"type": "nsys", "aggregated": {}, "delay_secs": 5}),
+        "$.profiling.delay_secs",
+        "profiling.delay_secs (5) belongs to the time window of profiling.type nsys-time, and "
+        "profiling.type nsys does not use it; remove it, or set profiling.type: nsys-time",
+    ),
+    (
+        "a capture duration with torch profiling",
+        lambda d: d.update(profiling={"type": "torch", "aggregated": {}, "duration_secs": 5}),
+        "$.profiling.duration_secs",
+        "profiling.duration_secs (5) belongs to the time window of profiling.type nsys-time, "
+        "and profiling.type torch does not use it; remove it, or set profiling.type: nsys-time",
+    ),
+    (
+        "a traffic duration with torch profiling",
+        lambda d: d.update(
+            profiling={"type": "torch", "aggregated": {}, "benchmark_duration_secs": 60}
+        ),
+        "$.profiling.benchmark_duration_secs",
+        "profiling.benchmark_duration_secs (60) belongs to the time window of profiling.type "
+        "nsys-time, and profiling.type torch does not use it; remove it, or set "
+        "profiling.type: nsys-time",
+    ),
+    (
+        "capture_range_end under nsys-time",
+        lambda d: d.update(
+            profiling={
+                "type": "nsys-time",
+                "delay_secs": 5,
+                "duration_secs": 10,
+                "capture_range_end": "repeat",
+            }
+        ),
+        "$.profiling.capture_range_end",
+        "profiling.capture_range_end ('repeat') ends a cudaProfilerApi range (profiling.type "
+        "nsys), and nsys-time ends its capture after duration_secs; remove it, or set "
+        "profiling.type: nsys",
+    ),
+    (
+        "nsys_trace on trtllm",
+        lambda d: d.update(
+            engine="trtllm", profiling={"type": "nsys", "aggregated": {}, "nsys_trace": "cuda"}
+        ),
+        "$.profiling.nsys_trace",
+        "the trtllm engine is always traced with -t cuda,nvtx,ucx, so profiling.nsys_trace "
+        "('cuda') would be ignored; remove it (or add other trace options with extra_nsys_args)",
+    ),
+    (
+        "a timed capture longer than the benchmark traffic",
+        lambda d: d.update(
+            profiling={"type": "nsys-time", "delay_secs": 200, "duration_secs": 150}
+        ),
+        "$.profiling.benchmark_duration_secs",
+        "benchmark_duration_secs 300 does not cover the capture window (delay_secs 200 + "
+        "duration_secs 150 = 350); set it to at least 350",
+    ),
+    (
+        "a traffic duration for a benchmark srt does not drive",
+        lambda d: _all(
+            d.update(benchmark={"type": "custom", "command": "run-it"}),
+            d.update(
+                profiling={
+                    "type": "nsys-time",
+                    "delay_secs": 5,
+                    "duration_secs": 10,
+                    "benchmark_duration_secs": 60,
+                }
+            ),
+        ),
+        "$.profiling.benchmark_duration_secs",
+        "profiling.benchmark_duration_secs (60) lengthens sa-bench's traffic; benchmark.type "
+        "custom sends its own, which srt cannot lengthen; remove it and size the benchmark to "
+        "last at least delay_secs + duration_secs (15 s)",
+    ),
+    (
         "nsys capture window",
         lambda d: d.update(observability={"nsys": {"capture_window": "forever"}}),
         "$.observability.nsys.capture_window",
@@ -848,6 +969,23 @@ def test_every_issue_of_a_file_is_reported_at_once() -> None:
     doc["benchmark"]["isl"] = "long"
     paths = [p for p, _ in _issues(doc)]
     assert paths == ["$.resources.gpus_per_node", "$.roles.agg.wokers", "$.benchmark.isl"]
+
+
+def test_a_timed_capture_needs_no_phase_blocks() -> None:
+    """nsys-time's window applies to every worker: neither layout needs a phase block."""
+    for layout in ((), (_disagg,)):
+        doc = _edit(
+            *layout,
+            lambda d: d.update(
+                profiling={"type": "nsys-time", "delay_secs": 5, "duration_secs": 9}
+            ),
+        )
+        assert _issues(doc) == []
+
+
+def test_every_slurm_time_limit_form_loads() -> None:
+    for value in ("30", "00:05", "04:00:00", "2-00", "1-12:30", "1-00:00:30", "UNLIMITED"):
+        assert _issues(_edit(lambda d, v=value: d.update(slurm={"time_limit": v}))) == [], value
 
 
 def test_decode_nodes_zero_means_colocate() -> None:

@@ -61,6 +61,11 @@ class ProfilingControl(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     marker_dir: str | None = None
     #: JSON lines of every request sent and its answer.
     record: str
+    #: ``profiling.type: nsys-time``: the benchmark's traffic lasts at least this many seconds
+    #: from its first request (``profiling.benchmark_duration_secs``; `srt_bench.profile_traffic`).
+    traffic_seconds: float | None = None
+    #: Where the summary of the extra traffic goes (JSON).
+    traffic_record: str | None = None
 
 
 def _append(path: Path, entry: dict[str, object]) -> None:

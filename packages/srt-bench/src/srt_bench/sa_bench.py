@@ -1,7 +1,8 @@
 """The sa-bench runner: sanity request, then per concurrency a warmup, a test prompt and the
 formal phase; one result JSON (and measurement window) per formal phase; the failure gate.
 The concurrencies are the settings' list, or chosen one at a time by a capacity search
-(`choose`, which may also pick each phase's request rate). About 460 lines: the phase steps
+(`choose`, which may also pick each phase's request rate), then the extra traffic
+of a timed profile (`srt_bench.profile_traffic`). About 480 lines: the phase steps
 share one `_Phases` state, kept together."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import asyncio
 import datetime as dt
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from srt_bench.config import WARMUP_REQUEST_RATE, BenchRunConfig
 from srt_bench.errors import BenchDatasetError, BenchGateError, BenchRequestError
 from srt_bench.loadgen import PhaseRun, run_phase
 from srt_bench.profile_control import mark
+from srt_bench.profile_traffic import keep_traffic
 from srt_bench.prompts import (
     Prompt,
     build_synthetic_prompts,
@@ -197,8 +200,10 @@ class _Phases:
         out_dir: Path,
         window_dir: Path | None,
         log: Log,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
+        self.monotonic = monotonic
         self.settings = settings
         self.tokenizer = tokenizer
         self.out_dir = out_dir
@@ -239,6 +244,7 @@ class _Phases:
     async def run(self, choose: Chooser | None = None) -> list[PhaseSummary]:
         summaries: list[PhaseSummary] = []
         self.result_dir.mkdir(parents=True, exist_ok=True)
+        origin = self.monotonic()
         try:
             await _sanity(self.client, self.config, self.settings)
             if choose is not None:
@@ -246,6 +252,7 @@ class _Phases:
                     seed = self.config.seed + 1000 * len(summaries)
                     await self.warmup(load, seed, gate=False)
                     summaries.append(await self.formal(load, seed))
+                await self.keep_traffic(summaries, origin)
                 return summaries
             for index, c in enumerate(self.settings.concurrencies):
                 seed = self.config.seed + 1000 * index
@@ -258,11 +265,33 @@ class _Phases:
                         + "; ".join(summary.outcome["reasons"])
                         + f" (results in {summary.result_path})"
                     )
+            await self.keep_traffic(summaries, origin)
         finally:
             if self.marked:
                 mark(self.config.profiling, "stop", self.log)
             await self.client.aclose()
         return summaries
+
+    async def keep_traffic(self, summaries: Sequence[PhaseSummary], origin: float) -> None:
+        """``profiling.benchmark_duration_secs``: more (unmeasured) rounds at the last phase's
+        load until the traffic lasted that long (`srt_bench.profile_traffic`)."""
+        last = summaries[-1] if summaries else None
+        c = last.concurrency if last is not None else 1
+        rate = self.settings.request_rate
+        if last is not None and last.request_rate is not None:
+            rate = last.request_rate
+        await keep_traffic(
+            self.config.profiling,
+            self.client,
+            self.requests,
+            concurrency=c,
+            per_round=max(1, c * self.settings.num_prompts_mult),
+            rate=rate,
+            origin=origin,
+            seed=self.config.seed + 1_000_000,
+            log=self.log,
+            monotonic=self.monotonic,
+        )
 
     async def warmup(self, load: PhaseLoad, seed: int, *, gate: bool = True) -> None:
         if self.settings.num_warmup_mult == 0:
@@ -439,6 +468,7 @@ def run_sa_bench(
     window_dir: Path | None = None,
     log: Log = lambda _line: None,
     choose: Chooser | None = None,
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> list[PhaseSummary]:
     """Run every phase; raises `BenchGateError` after writing the failing phase's result. With
     `choose`, run the phases it picks instead of `settings.concurrencies` (no gate raises)."""
@@ -452,5 +482,6 @@ def run_sa_bench(
         out_dir=out_dir,
         window_dir=window_dir,
         log=log,
+        monotonic=monotonic,
     )
     return asyncio.run(phases.run(choose))

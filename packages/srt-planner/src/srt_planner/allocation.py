@@ -21,6 +21,7 @@ from srt_planner.errors import PlanningError
 from srt_planner.plan import AllocationRequest, HetComponent
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import Recipe, ServiceConfig
+from srt_schema.time_limit import time_limit_seconds
 
 __all__ = [
     "DEFAULT_ACCOUNT",
@@ -29,7 +30,10 @@ __all__ = [
     "INFRA_KINDS",
     "DedicatedRole",
     "dedicated_roles",
+    "effective_time_limit",
     "het_enabled",
+    "local_time_limit",
+    "local_time_limit_seconds",
     "plan_allocation",
     "pool_sizes",
     "role_node_count",
@@ -62,6 +66,25 @@ def dedicated_roles(recipe: Recipe) -> tuple[DedicatedRole, ...]:
     if recipe.benchmark.placement.node == "dedicated":
         found.append("client")
     return tuple(found)
+
+
+def effective_time_limit(recipe: Recipe, cluster: ClusterConfig) -> str:
+    """sbatch's ``--time``: the recipe's, else ``default_time_limit``, else 01:00:00."""
+    return recipe.slurm.time_limit or cluster.default_time_limit or DEFAULT_TIME_LIMIT
+
+
+def local_time_limit(recipe: Recipe, cluster: ClusterConfig) -> str | None:
+    """The time limit a local run enforces itself (None under Slurm, which enforces it)."""
+    if cluster.launcher != "local":
+        return None
+    text = effective_time_limit(recipe, cluster)
+    return None if time_limit_seconds(text) is None else text
+
+
+def local_time_limit_seconds(recipe: Recipe, cluster: ClusterConfig) -> int | None:
+    """:func:`local_time_limit` in seconds (validate refused a value that does not parse)."""
+    text = local_time_limit(recipe, cluster)
+    return None if text is None else time_limit_seconds(text)
 
 
 def pool_sizes(recipe: Recipe) -> dict[str, int]:
@@ -156,7 +179,7 @@ def plan_allocation(
         exclusive=cluster.use_exclusive_sbatch_directive,
         account=recipe.slurm.account or cluster.default_account or DEFAULT_ACCOUNT,
         partition=recipe.slurm.partition or cluster.default_partition or DEFAULT_PARTITION,
-        time_limit=recipe.slurm.time_limit or cluster.default_time_limit or DEFAULT_TIME_LIMIT,
+        time_limit=effective_time_limit(recipe, cluster),
         directives=_directives(recipe, cluster),
         het=het,
     )

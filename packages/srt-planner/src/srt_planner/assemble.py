@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import msgspec
 
 from srt_planner._recipe import capabilities, dp_launch_mode_of, engine_of, resolve_roles
+from srt_planner.allocation import local_time_limit, local_time_limit_seconds
 from srt_planner.benchmark import build_benchmark
 from srt_planner.carving import carve_nodes
 from srt_planner.context import (
@@ -399,4 +400,6 @@ def plan_job(
         cluster=cluster.cluster,
         summary=_run_summary(recipe),
         stand_in=stand_in,
+        time_limit=local_time_limit(recipe, cluster),
+        time_limit_seconds=local_time_limit_seconds(recipe, cluster),
     )

@@ -79,6 +79,16 @@ def _explicit(
     return [*argv, "-o", output]
 
 
+def _library_paths(recipe: Recipe) -> tuple[str, ...]:
+    """``nsys_library_paths`` go in front of the step's own ``LD_LIBRARY_PATH`` (the container's
+    CUDA libraries stay reachable), for nsys and the worker it starts."""
+    paths = recipe.profiling.nsys_library_paths
+    if not paths:
+        return ()
+    joined = shlex.quote(":".join(paths))
+    return (f"export LD_LIBRARY_PATH={joined}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}",)
+
+
 def _sampling(recipe: Recipe) -> list[str]:
     match recipe.observability.nsys.cpu_sampling:
         case "system-wide":
@@ -141,6 +151,7 @@ def worker_nsys(
         )
         return NsysWrap(
             prefix=tuple(prefix),
+            preamble=_library_paths(recipe),
             output=f"profiles/{role}/{stem}",
             stop_grace_seconds=float(recipe.observability.nsys.report_timeout_secs),
         )

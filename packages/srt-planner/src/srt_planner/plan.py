@@ -373,3 +373,9 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     summary: RunSummary | None = None
     #: Set when the GPU engines are replaced by stand-ins (processes carry ``stand_in_for``).
     stand_in: StandIn | None = None
+    #: The local launcher's time limit (``slurm.time_limit``, else ``default_time_limit``, else
+    #: sbatch's default): the run stops there as Slurm would stop the job, status ``timeout``.
+    #: None under Slurm (Slurm enforces it) and for ``UNLIMITED``.
+    time_limit_seconds: int | None = None
+    #: The limit as the recipe wrote it, for the log and the stop message.
+    time_limit: str | None = None

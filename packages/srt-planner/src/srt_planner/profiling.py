@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_START_STEP",
     "DEFAULT_STOP_STEP",
     "MARKER_FOLDER",
+    "TRAFFIC_RECORD",
     "auto_nsys_markers",
     "bench_profiling",
     "profile_for",
@@ -35,6 +36,8 @@ DEFAULT_START_STEP = 0
 DEFAULT_STOP_STEP = 50
 #: Automatic Nsight capture's measured-workload markers, relative to the log folder.
 MARKER_FOLDER = "profiles/.control"
+#: The summary of a timed capture's extra benchmark traffic, relative to the log folder.
+TRAFFIC_RECORD = "profiles/traffic.json"
 #: Engines whose workers take start/stop-profile requests (TRT-LLM reads its window from env).
 _REQUEST_ENGINES = frozenset({"sglang", "vllm"})
 
@@ -106,13 +109,11 @@ def profiling_env(recipe: Recipe, role: str, out_dir: str) -> dict[str, str]:
             env[f"PROFILE_{key}_STOP_STEP"] = str(phase.stop_step)
         if kind == "torch":
             env["SGLANG_TORCH_PROFILER_DIR"] = f"{out_dir}/profiles/{role}"
-        if kind == "nsys-time":
+        if kind == "nsys-time":  # the reference's variable; srt-bench gets the duration itself
             env["PROFILE_BENCHMARK_DURATION_SECS"] = str(profiling.benchmark_duration_secs)
         if kind == "nsys" and phase is not None and phase.start_step is not None:
             env["TLLM_PROFILE_START_STOP"] = f"{phase.start_step}-{phase.stop_step}"
             env["TLLM_LLMAPI_ENABLE_NVTX"] = "1"
-        if profiling.nsys_library_paths and kind != "torch":
-            env["LD_LIBRARY_PATH"] = ":".join(profiling.nsys_library_paths)
     observability = recipe.observability
     if observability.enabled:
         env["DYN_LOGGING_SPAN_EVENTS"] = "true"
@@ -180,7 +181,10 @@ def bench_profiling(ctx: PlanContext, workers: Sequence[WorkerProcess]) -> dict[
                 }
             )
     markers = auto_nsys_markers(recipe)
-    if not targets and not markers:
+    # A timed capture needs traffic while it runs: sa-bench (the client srt-bench drives itself)
+    # keeps the deployment busy for benchmark_duration_secs (validate refuses it elsewhere).
+    timed = kind == "nsys-time" and recipe.benchmark.type == "sa-bench"
+    if not targets and not markers and not timed:
         return None
     control: dict[str, object] = {
         "targets": targets,
@@ -188,6 +192,9 @@ def bench_profiling(ctx: PlanContext, workers: Sequence[WorkerProcess]) -> dict[
     }
     if markers:
         control["marker_dir"] = f"{ctx.in_log_dir}/{MARKER_FOLDER}"
+    if timed:
+        control["traffic_seconds"] = recipe.profiling.benchmark_duration_secs
+        control["traffic_record"] = f"{ctx.in_log_dir}/{TRAFFIC_RECORD}"
     return control
 
 

@@ -6,8 +6,9 @@ telemetry -> benchmark -> post_eval -> (terminal services wait / serving) -> fin
 telemetry's verdict, on every path) -> cleanup -> host teardown -> diagnosis -> lock, status.
 
 A serving plan (``JobPlan.serve_only``: ``benchmark.type: manual`` or ``--serve-only``) has no
-benchmark: after telemetry it serves until a stop (``srtctl cancel``, SIGTERM, the time limit:
-status ``cancelled``, exit 1) or a critical failure (``failed``, with the diagnosis).
+benchmark: after telemetry it serves until a stop (``srtctl cancel``, SIGTERM: status
+``cancelled``; the time limit of a local run: ``timeout``; exit 1) or a critical failure
+(``failed``, with the diagnosis).
 """
 
 from __future__ import annotations
@@ -182,6 +183,8 @@ def run_job(
         ", ".join(plan.nodes),
         plan.launcher,
     )
+    if plan.time_limit_seconds is not None:
+        log.info("Time limit %s: the run stops there, as Slurm would", plan.time_limit)
     sink = _StageTracker(sink)
     sink.emit("starting", "running", f"Job started on {plan.node_roles.head}")
     update_lockfile(
@@ -240,7 +243,7 @@ def run_job(
             log.warning("Diagnosis not written to %s: %s", log_dir, exc)
     status: StatusValue = "completed" if code == 0 else "failed"
     if sup.stop_reason is not None and sup.failure is not None and sup.failure.what == _STOPPED:
-        status = "cancelled"
+        status = "timeout" if sup.timed_out else "cancelled"
     update_lockfile(
         job_dir,
         job_id=plan.job_id,

@@ -55,8 +55,9 @@ Stage = Literal[
     "serving",
     "cleanup",
 ]
-#: ``cancelled``: the run was stopped by SIGTERM/SIGINT (scancel, time limit, Ctrl-C); exit 1.
-StatusValue = Literal["running", "completed", "failed", "cancelled"]
+#: ``cancelled``: the run was stopped by SIGTERM/SIGINT (scancel, Slurm's time limit, Ctrl-C);
+#: ``timeout``: a local run reached its plan's time limit and stopped itself; both exit 1.
+StatusValue = Literal["running", "completed", "failed", "cancelled", "timeout"]
 
 
 class StatusEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field=EVENT_TAG, tag="status"):

@@ -66,6 +66,10 @@ class Supervisor:
         self.procs: list[Proc] = []
         self.failure: Failure | None = None
         self.stop_reason: str | None = None
+        #: The run reached the plan's time limit (a local run; Slurm enforces it on a cluster).
+        self.timed_out = False
+        limit = plan.time_limit_seconds
+        self._limit_at = None if limit is None else clock.monotonic() + limit
         self.cleaning = False
         self._stop_logged = False
         self.restarts = RestartBook(log_dir / "worker_restarts.json")
@@ -138,8 +142,17 @@ class Supervisor:
         if self.stop_reason is None:
             self.stop_reason = reason
 
+    def _check_time_limit(self, now: float) -> None:
+        if self._limit_at is None or now < self._limit_at or self.stop_reason is not None:
+            return
+        self.timed_out = True
+        self.request_stop(f"time limit {self.plan.time_limit} reached")
+
     def check(self) -> None:
-        """Raise AbortError if a failure was detected or a stop was requested."""
+        """Raise AbortError if a failure was detected or a stop was requested (the time limit
+        is one)."""
+        if not self.cleaning:
+            self._check_time_limit(self.clock.monotonic())
         if self.failure is not None:
             raise AbortError(self.failure.reason)
         if self.stop_reason is not None:
@@ -162,6 +175,8 @@ class Supervisor:
             if deadline is not None and now >= deadline:
                 return False
             slice_ = _WAKE_SECONDS if deadline is None else min(_WAKE_SECONDS, deadline - now)
+            if self._limit_at is not None:
+                slice_ = max(0.0, min(slice_, self._limit_at - now))
             due = [e.due for e in self._endpoints.values() if e.due is not None]
             if due:
                 slice_ = max(0.0, min(slice_, min(due) - now))

@@ -100,7 +100,7 @@ class RunInfo:
 
     @property
     def failed(self) -> bool:
-        final = self.status is not None and self.status.status in ("failed", "cancelled")
+        final = self.status is not None and self.status.status in ("failed", "cancelled", "timeout")
         return self.diagnosis is not None or final
 
 
@@ -174,8 +174,11 @@ def failure_html(info: RunInfo) -> str:
     """The diagnosis of a run that did not succeed (empty for a run that did)."""
     if not info.failed:
         return ""
-    cancelled = info.status is not None and info.status.status == "cancelled"
-    head = "This run was CANCELLED" if cancelled else "This run FAILED"
+    final = info.status.status if info.status is not None else None
+    head = {
+        "cancelled": "This run was CANCELLED",
+        "timeout": "This run reached its TIME LIMIT",
+    }.get(final or "", "This run FAILED")
     d = info.diagnosis
     if d is None:  # only the final status is known
         assert info.status is not None

@@ -10,6 +10,7 @@ from srt_planner.engines.base import WorkerProcess
 from srt_planner.errors import PlanningError
 from srt_planner.ports import FRONTEND_INTERNAL_PORT, FRONTEND_PUBLIC_PORT
 from srt_schema import registry
+from srt_schema.recipe import FrontendConfig
 
 __all__ = ["FrontendLayout", "RouterInput", "is_direct", "placed_node", "plan_frontend_layout"]
 
@@ -36,6 +37,27 @@ def is_direct(frontend: FrontendType, disaggregated: bool) -> bool:
     """Direct frontends: the agg leader itself serves the public port, no router process
     (``FRONTENDS[...].serving``, the table the validator reads)."""
     return registry.is_direct(frontend, disaggregated)
+
+
+#: ``frontend.num_additional_frontends``'s schema default: one frontend per worker node besides
+#: the head node, at most 10 (the reference's placement, docs/planner.md#frontend-layout).
+DEFAULT_ADDITIONAL_FRONTENDS = FrontendConfig().num_additional_frontends
+
+
+def _frontend_nodes(additional: int, others: list[str]) -> tuple[str, ...]:
+    """Where the frontends run. The default count means one per node (capped at the nodes);
+    any other count is placed in full, round-robin over the nodes, never capped silently."""
+    if additional == DEFAULT_ADDITIONAL_FRONTENDS:
+        return tuple(others[: additional + 1])
+    return tuple(others[i % len(others)] for i in range(additional + 1))
+
+
+def _frontend_ports(nodes: tuple[str, ...], local: bool) -> tuple[int, ...]:
+    """One port per frontend: the k-th frontend of a node listens on the internal port + k (on
+    the local launcher every node is this host, so the i-th frontend takes + i)."""
+    if local:
+        return tuple(FRONTEND_INTERNAL_PORT + i for i in range(len(nodes)))
+    return tuple(FRONTEND_INTERNAL_PORT + nodes[:i].count(node) for i, node in enumerate(nodes))
 
 
 def _decode_leaders(routers: RouterInput) -> list[str]:
@@ -85,8 +107,10 @@ def plan_frontend_layout(
             public_port=FRONTEND_PUBLIC_PORT,
         )
     workers = ctx.carving.workers
+    additional = frontend.num_additional_frontends
     if (
-        len(workers) <= 1
+        not workers
+        or (len(workers) == 1 and additional in (0, DEFAULT_ADDITIONAL_FRONTENDS))
         or not frontend.enable_multiple_frontends
         or ctx.frontend == "trtllm_serve"
     ):
@@ -99,14 +123,12 @@ def plan_frontend_layout(
             public_port=FRONTEND_PUBLIC_PORT,
         )
     head = ctx.carving.head
-    others = [node for node in workers if node != head]
-    count = min(frontend.num_additional_frontends + 1, len(others))
-    chosen = tuple(others[:count])
-    step = 1 if ctx.local else 0
-    ports = tuple(FRONTEND_INTERNAL_PORT + step * i for i in range(len(chosen)))
+    # The worker nodes besides nginx's; on a one-node job that node itself.
+    others = [node for node in workers if node != head] or list(workers)
+    chosen = _frontend_nodes(additional, others)
     return FrontendLayout(
         nodes=chosen,
-        ports=ports,
+        ports=_frontend_ports(chosen, ctx.local),
         nginx_node=head,
         public_node=head,
         public_port=FRONTEND_PUBLIC_PORT,

@@ -102,6 +102,8 @@ def build_job_update(
         text = (
             "Benchmark completed successfully" if code == 0 else f"Job failed with exit code {code}"
         )
+        if status == "timeout":  # a local run stopped at its time limit, as Slurm would
+            final, text = "timeout", f"Job reached its time limit (exit code {code})"
         return JobUpdate(
             status=final,
             stage="cleanup",

@@ -103,7 +103,14 @@ def _profile(args: Sequence[str]) -> int:
     code, started = _run(program)
     _write_report(
         output,
-        {"command": "profile", "options": options, "program": program, "started_at": started},
+        {
+            "command": "profile",
+            "options": options,
+            "program": program,
+            "started_at": started,
+            # what the real nsys would load its libraries from (profiling.nsys_library_paths)
+            "ld_library_path": os.environ.get("LD_LIBRARY_PATH", ""),
+        },
     )
     return code
 

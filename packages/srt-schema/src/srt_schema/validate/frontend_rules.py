@@ -1,12 +1,15 @@
-"""Rules for ``frontend``, placements and heterogeneous jobs (docs/recipes.md#frontend-rules)."""
+"""Rules for ``frontend``, placements, heterogeneous jobs and the time limit
+(docs/recipes.md#frontend-rules)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from srt_schema.errors import Issue
+from srt_schema.recipe import FrontendConfig
 from srt_schema.registry import FRONTENDS
 from srt_schema.roles import connector_of, engine_struct
+from srt_schema.time_limit import time_limit_seconds
 from srt_schema.validate.context import Context
 
 __all__ = ["RULES"]
@@ -44,6 +47,18 @@ def frontend_type(ctx: Context) -> Iterator[Issue]:
             "$.frontend.enable_multiple_frontends",
             f"frontend.type: {kind} serves from the worker itself; set "
             "enable_multiple_frontends: false",
+        )
+    # A count written with a single frontend would do nothing (the default, 9, is inert there).
+    if (
+        not frontend.enable_multiple_frontends
+        and ctx.has_raw("frontend", "num_additional_frontends")
+        and frontend.num_additional_frontends != FrontendConfig().num_additional_frontends
+    ):
+        yield ctx.issue(
+            "$.frontend.num_additional_frontends",
+            f"num_additional_frontends ({frontend.num_additional_frontends}) counts the "
+            "frontends behind nginx, and frontend.enable_multiple_frontends is false (one "
+            "frontend, no nginx); remove it, or set enable_multiple_frontends: true",
         )
     if info.serving == "worker":
         if ctx.disaggregated:
@@ -153,4 +168,16 @@ def het_jobs(ctx: Context) -> Iterator[Issue]:
         )
 
 
-RULES = (frontend_type, placements, het_jobs)
+def time_limit(ctx: Context) -> Iterator[Issue]:
+    """``slurm.time_limit`` (or srtslurm.yaml's ``default_time_limit``, filled in at load) is
+    sbatch's ``--time`` and the limit a local run stops at: a value Slurm refuses is refused."""
+    value = ctx.recipe.slurm.time_limit
+    if value is None:
+        return
+    try:
+        time_limit_seconds(value)
+    except ValueError as exc:
+        yield ctx.issue("$.slurm.time_limit", str(exc))
+
+
+RULES = (frontend_type, placements, het_jobs, time_limit)

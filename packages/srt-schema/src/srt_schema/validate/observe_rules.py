@@ -56,6 +56,7 @@ def profiling(ctx: Context) -> Iterator[Issue]:
             "would be profiled; remove profiling (or set profiling.type: none)",
         )
         return
+    yield from _knobs_of_another_type(ctx, engines)
     if prof.type in ("nsys", "nsys-time"):
         if not prof.nsys_trace:
             yield ctx.issue("$.profiling.nsys_trace", "must not be empty")
@@ -67,6 +68,8 @@ def profiling(ctx: Context) -> Iterator[Issue]:
         yield ctx.issue(
             "$.profiling", "profiling.type nsys-time needs both delay_secs and duration_secs"
         )
+    elif prof.type == "nsys-time":
+        yield from _timed_window(ctx)
     phases: dict[str, ProfilingPhaseConfig | None] = {
         "prefill": prof.prefill,
         "decode": prof.decode,
@@ -82,6 +85,8 @@ def profiling(ctx: Context) -> Iterator[Issue]:
         workers = {"aggregated": ctx.workers("agg")}
     layout = "disaggregated" if ctx.disaggregated else "aggregated"
     for phase in needed:
+        if phases[phase] is None and prof.type == "nsys-time":
+            continue  # the time window applies to every worker of the phase
         if phases[phase] is None:
             yield ctx.issue(
                 f"$.profiling.{phase}", f"a {layout} recipe profiles with profiling.{phase}"
@@ -103,6 +108,84 @@ def profiling(ctx: Context) -> Iterator[Issue]:
                 f"worker_index {config.worker_index} is out of range; the phase has "
                 f"{workers[phase]} worker(s)",
             )
+
+
+#: Knobs of the Nsight wrapper: torch profiling has no wrapper, so they would do nothing.
+_NSYS_KNOBS = (
+    "nsys_trace",
+    "capture_range_end",
+    "extra_nsys_args",
+    "nsys_library_paths",
+    "trace_fork_before_exec",
+)
+#: Knobs of the time window (``nsys --delay/--duration`` and the traffic that must cover it).
+_TIMED_KNOBS = ("delay_secs", "duration_secs", "benchmark_duration_secs")
+
+
+def _raw(ctx: Context, knob: str) -> str:
+    return repr(ctx.raw["profiling"][knob])
+
+
+def _knobs_of_another_type(ctx: Context, engines: set[str]) -> Iterator[Issue]:
+    """A knob the chosen profiler does not use is refused, never ignored (docs/recipes.md#
+    observability-rules)."""
+    kind = ctx.recipe.profiling.type
+    if kind == "torch":
+        for knob in _NSYS_KNOBS:
+            if ctx.has_raw("profiling", knob):
+                yield ctx.issue(
+                    f"$.profiling.{knob}",
+                    f"profiling.{knob} ({_raw(ctx, knob)}) configures the Nsight wrapper, and "
+                    "profiling.type torch runs none; remove it, or set profiling.type nsys "
+                    "(or nsys-time)",
+                )
+    if kind != "nsys-time":
+        for knob in _TIMED_KNOBS:
+            if ctx.has_raw("profiling", knob):
+                yield ctx.issue(
+                    f"$.profiling.{knob}",
+                    f"profiling.{knob} ({_raw(ctx, knob)}) belongs to the time window of "
+                    f"profiling.type nsys-time, and profiling.type {kind} does not use it; "
+                    "remove it, or set profiling.type: nsys-time",
+                )
+    if kind == "nsys-time" and ctx.has_raw("profiling", "capture_range_end"):
+        yield ctx.issue(
+            "$.profiling.capture_range_end",
+            f"profiling.capture_range_end ({_raw(ctx, 'capture_range_end')}) ends a "
+            "cudaProfilerApi range (profiling.type nsys), and nsys-time ends its capture after "
+            "duration_secs; remove it, or set profiling.type: nsys",
+        )
+    if "trtllm" in engines and kind != "torch" and ctx.has_raw("profiling", "nsys_trace"):
+        yield ctx.issue(
+            "$.profiling.nsys_trace",
+            "the trtllm engine is always traced with -t cuda,nvtx,ucx, so profiling.nsys_trace "
+            f"({_raw(ctx, 'nsys_trace')}) would be ignored; remove it (or add other trace "
+            "options with extra_nsys_args)",
+        )
+
+
+def _timed_window(ctx: Context) -> Iterator[Issue]:
+    prof = ctx.recipe.profiling
+    assert prof.delay_secs is not None and prof.duration_secs is not None
+    window = prof.delay_secs + prof.duration_secs
+    kind = ctx.recipe.benchmark.type
+    if kind != "sa-bench":
+        if ctx.has_raw("profiling", "benchmark_duration_secs"):
+            yield ctx.issue(
+                "$.profiling.benchmark_duration_secs",
+                f"profiling.benchmark_duration_secs ({prof.benchmark_duration_secs}) lengthens "
+                f"sa-bench's traffic; benchmark.type {kind} sends its own, which srt cannot "
+                f"lengthen; remove it and size the benchmark to last at least delay_secs + "
+                f"duration_secs ({window} s)",
+            )
+        return
+    if prof.benchmark_duration_secs < window:
+        yield ctx.issue(
+            "$.profiling.benchmark_duration_secs",
+            f"benchmark_duration_secs {prof.benchmark_duration_secs} does not cover the "
+            f"capture window (delay_secs {prof.delay_secs} + duration_secs "
+            f"{prof.duration_secs} = {window}); set it to at least {window}",
+        )
 
 
 #: Engines that honour a profiling step window: SGLang and vLLM take it in the start-profile
