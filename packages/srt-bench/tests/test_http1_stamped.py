@@ -28,12 +28,16 @@ REST = (
 #: Hang guard of every wait between the server thread and the stalled loop: each wait ends in
 #: well under a second unless the test is broken.
 HANG_GUARD_S = 30.0
+#: The stall goes on this long after the second token was sent.
+AFTER_S = 0.05
 
 
 class _Stall:
     """The order of events, forced: the server sends the first token, then stalls the client's
-    loop (a callback that blocks it), sends the second token while the loop is blocked, and only
-    then lets the loop go. `ended` is the loop's `perf_counter` when the stall ended."""
+    loop (a callback that blocks it), sends the second token while the loop is blocked, and the
+    loop stays blocked `AFTER_S` more before it goes on (a real stall outlasts the arrival; the
+    kernel stamp's conversion to `perf_counter` may err by microseconds, and only earlier).
+    `ended` is the loop's `perf_counter` when the stall ended."""
 
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -43,6 +47,7 @@ class _Stall:
     def block(self) -> None:  # runs on the client's loop: nothing else of the loop runs now
         self.stalled.set()
         assert self.sent.wait(HANG_GUARD_S)  # hang guard: 30 s for a 2-token send on loopback
+        time.sleep(AFTER_S)
         self.ended = time.perf_counter()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 
 import httpx
 import pytest
@@ -135,17 +136,18 @@ def test_the_server_keeps_each_write_time_and_our_stamps_follow_them() -> None:
     behaviour = ServerBehaviour(honour_max_tokens=True, schedule=SCHEDULE)
     with FixedStreamServer(behaviour) as server:
         records = asyncio.run(go(server.url))
+        ended = time.perf_counter()
         sent = httpx.get(f"{server.url}/sent_times").json()
         again = httpx.get(f"{server.url}/sent_times").json()
     assert sorted(sent) == users and again == {}
     for user, r in zip(users, records, strict=True):
         assert r.success and len(sent[user]) == 12 and len(r.chunk_times) == 12
-        # The kernel stamps a loopback arrival inside the server's write call, so a stamp may
-        # precede the write time the server takes after the call by a few microseconds.
-        for written, stamped in zip(sent[user], r.chunk_times, strict=True):
-            assert stamped - written >= -0.001  # order: written, then stamped on arrival
-    # the client's delay after each write is measurable from these (its size on this machine:
-    # benchmarks/client_capacity.py)
+        assert sent[user] == sorted(sent[user])
+        # on our clock: every write falls between this request's send and the end of the run
+        # (the server takes each write's time after the write call, so the distance from a
+        # write to our stamp, the client's delay, is benchmarks/client_capacity.py's to print)
+        assert r.send_time <= sent[user][0]  # order: sent, then answered
+        assert sent[user][-1] <= ended  # order: written before the run ended
     e = build_delivery_error(
         [(r.chunk_times, sent[u]) for u, r in zip(users, records, strict=True)]
     )
