@@ -9,7 +9,7 @@ XDIST ?= $(shell [ "$$(id -u)" = 0 ] && command -v ip >/dev/null && echo "-n 2 -
 # the thousands of Python processes the tests start would otherwise compile every module it imports.
 TEST_ENV = env -u PYTHONDONTWRITEBYTECODE
 
-.PHONY: help sync quickstart system lint typecheck test test-fast test-e2e golden generate check-generated alone ci
+.PHONY: help sync quickstart system lint typecheck test test-fast test-e2e test-under-load golden generate check-generated alone ci
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ test-fast: ## unit, golden and property tests only (seconds)
 
 test-e2e: ## the end-to-end tier only
 	$(TEST_ENV) $(UV) run --frozen pytest -m e2e $(PYTEST_ARGS)
+
+test-under-load: sync ## unit, integration and corpus tiers beside 2 CPU hogs (stress-ng; docs/testing.md)
+	bash .ci/test-under-load.sh $(PYTEST_ARGS)
 
 golden: ## refresh golden files (review the diff before committing)
 	$(UV) run --frozen pytest --update-golden $(PYTEST_ARGS)

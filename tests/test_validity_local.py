@@ -169,4 +169,13 @@ def test_healthy_power_and_clock_give_no_power_or_clock_reason(tmp_path: Path) -
                tmp_path / "out")  # fmt: skip
     assert job.code == 0, job.output[-3000:]
     assert job.rollup["power"]["publication_valid"] is True, job.rollup["power"]
-    assert job.rollup["validity"] == {"verdict": "valid"}, job.rollup["validity"]
+    # valid, but for the one reason that depends on this machine's load (docs/testing.md):
+    # `client_saturated`, accepted only where its detail quotes the window's own client_load
+    codes = {r["code"] for r in job.rollup["validity"].get("reasons", [])}
+    assert codes <= {"client_saturated"}, job.rollup["validity"]
+    for run in job.rollup["runs"]:
+        load = run["client_load"]
+        quoted = (f"lag {load['loop_lag_p99_ms']:.1f} ms", f"share {load['cpu_share']:.0%}")
+        for reason in run["validity"].get("reasons", []):
+            assert reason["code"] == "client_saturated", run["validity"]
+            assert any(q in reason["detail"] for q in quoted), (reason, load)

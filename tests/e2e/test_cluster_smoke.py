@@ -146,7 +146,7 @@ def test_scancel_of_a_running_job_leaves_no_process(slurm_cluster, tmp_path: Pat
     job = slurm_cluster.sbatch(["-N", "3", "-o", str(tmp_path / "job.out")], script)
     deadline = time.monotonic() + WAIT_S
     while len(live_pids_running("sleep", duration)) < 3:
-        assert time.monotonic() < deadline, "the 3 sleep tasks did not start"
+        assert time.monotonic() < deadline, "the 3 sleep tasks did not start"  # hang guard: WAIT_S
         time.sleep(0.1)
     assert live_steps_of(job)
 
@@ -154,7 +154,7 @@ def test_scancel_of_a_running_job_leaves_no_process(slurm_cluster, tmp_path: Pat
     assert slurm_cluster.wait_job(job, timeout=WAIT_S) == "CANCELLED"
     deadline = time.monotonic() + 15
     while live_pids_running("sleep", duration) or live_steps_of(job):
-        assert time.monotonic() < deadline, (
+        assert time.monotonic() < deadline, (  # hang guard: 15 s to reap a cancelled step
             f"left after scancel: tasks {live_pids_running('sleep', duration)}, "
             f"slurmstepd {live_steps_of(job)}"
         )

@@ -30,6 +30,7 @@ def test_a_killed_critical_worker_fails_the_job_at_once_and_leaves_nothing(srt) 
     status = srt.wait(job, timeout=30)
     took = time.monotonic() - killed_at
     assert (status["status"], status["exit_code"]) == ("failed", 1)
+    # hang guard: half the 30 s wait; a job that waited out its benchmark would take minutes
     assert took < 15, f"the job took {took:.1f} s to end after the kill"
     assert name in status["message"]
     sweep = srt.sweep_log(job)

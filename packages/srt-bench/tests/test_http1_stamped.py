@@ -25,14 +25,34 @@ REST = (
     b'data: {"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}\n\n'
     b"data: [DONE]\n\n"
 )
-#: The server sends the second token this long after the first.
-GAP_S = 0.06
-#: The client's loop blocks from STALL_AT_S after sending, for STALL_S (over the second token).
-STALL_AT_S, STALL_S = 0.02, 0.30
+#: Hang guard of every wait between the server thread and the stalled loop: each wait ends in
+#: well under a second unless the test is broken.
+HANG_GUARD_S = 30.0
+#: The stall goes on this long after the second token was sent.
+AFTER_S = 0.05
+
+
+class _Stall:
+    """The order of events, forced: the server sends the first token, then stalls the client's
+    loop (a callback that blocks it), sends the second token while the loop is blocked, and the
+    loop stays blocked `AFTER_S` more before it goes on (a real stall outlasts the arrival; the
+    kernel stamp's conversion to `perf_counter` may err by microseconds, and only earlier).
+    `ended` is the loop's `perf_counter` when the stall ended."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stalled, self.sent = threading.Event(), threading.Event()
+        self.ended = 0.0
+
+    def block(self) -> None:  # runs on the client's loop: nothing else of the loop runs now
+        self.stalled.set()
+        assert self.sent.wait(HANG_GUARD_S)  # hang guard: 30 s for a 2-token send on loopback
+        time.sleep(AFTER_S)
+        self.ended = time.perf_counter()
 
 
 @contextmanager
-def _two_token_server() -> Iterator[str]:
+def _two_token_server(stall: _Stall) -> Iterator[str]:
     """A thread (so it runs while the client's loop is blocked) that answers one request."""
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
@@ -44,50 +64,54 @@ def _two_token_server() -> Iterator[str]:
             while b"\r\n\r\n" not in got:
                 got += conn.recv(65536)
             conn.sendall(HEAD + FIRST)
-            time.sleep(GAP_S)
-            conn.sendall(REST)
+            assert stall.loop is not None
+            stall.loop.call_soon_threadsafe(stall.block)
+            if stall.stalled.wait(HANG_GUARD_S):  # hang guard: the loop runs the callback next
+                conn.sendall(REST)  # the kernel has it when sendall returns (loopback)
+            stall.sent.set()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
-        thread.join(timeout=5)
+        thread.join(timeout=HANG_GUARD_S)
         listener.close()
 
 
-def _stalled_request(url: str, *, kernel_stamps: bool) -> RequestRecord:
-    async def main() -> RequestRecord:
+def _stalled_request(*, kernel_stamps: bool) -> tuple[RequestRecord, _Stall]:
+    stall = _Stall()
+
+    async def main(url: str) -> RequestRecord:
         client = StreamClient(
             endpoint=url,
             api="completions",
             reuse_connections=False,
-            timeout_seconds=5,
+            timeout_seconds=HANG_GUARD_S,
             kernel_stamps=kernel_stamps,
         )
         assert client.stamps == ("kernel" if kernel_stamps else "loop")
-        loop = asyncio.get_running_loop()
-        loop.call_later(STALL_AT_S, time.sleep, STALL_S)  # the whole loop blocks
-        try:
+        stall.loop = asyncio.get_running_loop()
+        try:  # origin 0.0: the record keeps absolute perf_counter stamps
             return await client.send(PreparedRequest(body=b"{}", prompt_tokens=1), origin=0.0)
         finally:
             await client.aclose()
 
-    return asyncio.run(main())
+    with _two_token_server(stall) as url:
+        record = asyncio.run(main(url))
+    return record, stall
 
 
 @pytest.mark.skipif(not KERNEL_STAMPS, reason="kernel receive times need Linux")
 def test_a_token_that_arrives_during_a_stall_keeps_its_arrival_time() -> None:
-    with _two_token_server() as url:
-        kernel = _stalled_request(url, kernel_stamps=True)
-    with _two_token_server() as url:
-        loop = _stalled_request(url, kernel_stamps=False)
+    """The second token reaches the socket while the loop is blocked: its kernel stamp is its
+    arrival, before the stall ended; a loop-read stamp is the read, after the stall ended."""
+    kernel, k_stall = _stalled_request(kernel_stamps=True)
+    loop, l_stall = _stalled_request(kernel_stamps=False)
     for r in (kernel, loop):
-        assert r.success and r.text == " a b" and len(r.itls) == 1
-    # The second token left the server GAP_S after the first; its kernel stamp says so, while
-    # the loop's read happened only when the stall ended (STALL_AT_S + STALL_S after sending).
-    assert GAP_S * 0.9 <= kernel.itls[0] < GAP_S + 0.1
-    assert loop.itls[0] >= STALL_S - GAP_S
+        assert r.success and r.text == " a b" and len(r.chunk_times) == 2
+    assert kernel.chunk_times[1] < k_stall.ended  # order: arrived while the loop was blocked
+    assert loop.chunk_times[1] >= l_stall.ended  # order: read once the loop was free again
 
 
 def test_kernel_delay_reads_the_timestamp_message() -> None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -311,12 +310,19 @@ def test_aiperf_output_is_folded_into_the_rollup(tmp_path: Path) -> None:
 
 
 def test_manual_waits_until_stopped(tmp_path: Path) -> None:
+    """The manual plan returns only once it is stopped: the stop comes first, then the return."""
     stop = threading.Event()
-    timer = threading.Timer(0.3, stop.set)
-    start = time.monotonic()
+    order: list[str] = []
+
+    def stopping() -> None:
+        order.append("stop")
+        stop.set()
+
+    timer = threading.Timer(0.3, stopping)
     timer.start()
     assert _run(ManualPlan(), tmp_path, stop) == 0
-    assert time.monotonic() - start >= 0.25
+    order.append("returned")
+    assert order == ["stop", "returned"]
 
 
 def test_custom_tokenizer_classes_are_rejected() -> None:

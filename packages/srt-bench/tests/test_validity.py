@@ -33,6 +33,7 @@ from srt_bench.validity_inputs import (
     build_restart_times,
 )
 from srt_schema.rollup import (
+    ClientLoad,
     PowerSummary,
     Rollup,
     RollupConfig,
@@ -326,30 +327,55 @@ def test_downtimes_from_status_events() -> None:
     assert build_restart_times(record) == {"agg_1_node-01": (T0 + 2.0, T0 + 3.5)}
 
 
-def test_the_client_measures_its_own_lag_and_cpu() -> None:
+def _monitored(lateness: list[float], cpu_per_late_second: float) -> ClientLoad:
+    """Run `LoopMonitor` (probe interval 0.25 s) on a fake clock: probe k wakes `lateness[k]`
+    seconds after it asked to, and the process burns `cpu_per_late_second` CPU seconds per
+    second of that lateness (1.0: the loop was late because it computed; 0.0: it was blocked)."""
     import asyncio
-    import time
 
-    async def blocked(spin: bool) -> LoopMonitor:
-        async with LoopMonitor() as monitor:
-            for _ in range(5):
-                await asyncio.sleep(0.02)
-                until = time.perf_counter() + 0.06
-                if spin:
-                    while time.perf_counter() < until:  # the loop computes: CPU, and late
-                        pass
-                else:
-                    time.sleep(0.06)  # the loop is blocked without CPU: only late
-        return monitor
+    wall, cpu = [100.0], [5.0]
+    wakes = list(lateness)
 
-    sleeping = asyncio.run(blocked(spin=False)).load
-    assert sleeping is not None and sleeping.lag_samples >= 5
-    assert sleeping.loop_lag_p99_ms is not None and sleeping.loop_lag_p99_ms > 40
-    assert sleeping.cpu_share is not None and sleeping.cpu_share < 0.5
-    spinning = asyncio.run(blocked(spin=True)).load
-    assert spinning is not None and spinning.cpu_share is not None
-    assert spinning.cpu_share > sleeping.cpu_share + 0.2  # a shared machine: not 1.0
-    assert spinning.loop_lag_p99_ms is not None and spinning.loop_lag_p99_ms > 40
+    async def run() -> ClientLoad:
+        done = asyncio.Event()
+
+        async def sleep(seconds: float) -> None:
+            if not wakes:
+                await asyncio.Event().wait()  # no wake-up left: sleep until cancelled
+            late = wakes.pop(0)
+            await asyncio.sleep(0)
+            wall[0] += seconds + late
+            cpu[0] += late * cpu_per_late_second
+            if not wakes:
+                done.set()
+
+        monitor = LoopMonitor(0.25, clock=lambda: wall[0], cpu_clock=lambda: cpu[0], sleep=sleep)
+        async with monitor:
+            await done.wait()
+        assert monitor.load is not None
+        return monitor.load
+
+    return asyncio.run(run())
+
+
+def test_the_client_measures_its_own_lag_and_cpu() -> None:
+    """Each probe's lag is how much later than asked it woke; the CPU share is the process's CPU
+    seconds over the window's wall seconds (a blocked loop is late without CPU, a computing one
+    is late with it). How well this detects a real busy loop: benchmarks/loop_monitor.py."""
+    lateness = [0.0, 0.0625, 0.125, 0.0]  # the loop was held before probes 2 and 3
+    blocked = _monitored(lateness, cpu_per_late_second=0.0)
+    assert blocked == ClientLoad(
+        loop_lag_p50_ms=0.0,
+        loop_lag_p99_ms=125.0,
+        loop_lag_max_ms=125.0,
+        lag_samples=4,
+        cpu_seconds=0.0,
+        wall_seconds=1.1875,  # 4 probes x 0.25 s + 0.1875 s late
+        cpu_share=0.0,
+    )
+    spinning = _monitored(lateness, cpu_per_late_second=1.0)
+    assert (spinning.loop_lag_p99_ms, spinning.lag_samples) == (125.0, 4)
+    assert (spinning.cpu_seconds, spinning.cpu_share) == (0.1875, round(0.1875 / 1.1875, 4))
     assert build_client_load([], cpu_seconds=0.0, wall_seconds=0.0).cpu_share is None
 
 

@@ -62,7 +62,6 @@ def test_manual_recipe_serves_until_cancel(
         (job_dir,) = [p for p in out.iterdir() if p.is_dir()]
         job_id = job_dir.name
         _wait_for(lambda: _status(job_dir).get("stage") == "serving", "stage serving", 240, child)
-        served = time.monotonic()
         plan = json.loads((job_dir / "plan.json").read_text())
         assert plan["serve_only"] is True
         assert not [p for p in plan["processes"] if p["phase"] in ("benchmark", "post_eval")]
@@ -72,8 +71,7 @@ def test_manual_recipe_serves_until_cancel(
 
         status = _status(job_dir)
         assert (status["stage"], status["status"]) == ("serving", "running"), status
-        assert child.poll() is None
-        assert time.monotonic() - served >= SERVE_SECONDS
+        assert child.poll() is None  # read after the SERVE_SECONDS sleep: still serving
         assert sorted(_marked(marker)) == sorted(running)  # every worker and frontend still up
         answer = httpx.post(
             f"{plan['frontend_url']}/v1/completions",

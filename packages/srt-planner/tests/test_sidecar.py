@@ -132,13 +132,13 @@ def _run(argv: tuple[str, ...], timeout: float = 20.0) -> subprocess.CompletedPr
 def test_coupled_launch_stops_the_engine_when_the_sidecar_exits(tmp_path: Path) -> None:
     port = _free_port()
     marker = tmp_path / "sidecar-started"
-    engine = (sys.executable, "-c", _LISTEN, str(port), "30")
+    engine = (sys.executable, "-c", _LISTEN, str(port), "300")
     sidecar = ("bash", "-c", f"touch {shlex.quote(str(marker))}; exit 3")
     started = time.monotonic()
     result = _run(coupled_launch(engine, sidecar, grpc_port=port, startup_timeout=15))
     assert result.returncode == 3, result.stderr
     assert marker.exists()
-    assert time.monotonic() - started < 15  # the 30 s engine was stopped, not waited for
+    assert time.monotonic() - started < 60  # hang guard: the 300 s engine was stopped, not awaited
     assert "srt: engine or sidecar exited (status 3); stopping the other" in result.stderr
 
 

@@ -113,6 +113,7 @@ class _Background:
 def _wait_stage(job_dir: Path, stage: str, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while _status(job_dir).get("stage") != stage:
+        # hang guard: the caller's timeout (30 s) for a stage reached in about a second
         assert time.monotonic() < deadline, f"never reached stage {stage}: {_status(job_dir)}"
         time.sleep(0.05)
 
@@ -121,10 +122,10 @@ def test_manual_plan_serves_until_stopped(tmp_path: Path, job_dir: Path, trace: 
     job_plan = _serving_plan(tmp_path, trace)
     background = _Background(job_plan, job_dir)
     _wait_stage(job_dir, "serving")
-    gate_passed = time.monotonic()
     time.sleep(SERVE_SECONDS)
 
-    # Well after the gate: still serving, every process up, the frontend answers.
+    # SERVE_SECONDS after the gate (this test's own sleep): still serving, every process up,
+    # the frontend answers.
     status = _status(job_dir)
     assert (status["stage"], status["status"]) == ("serving", "running")
     assert (
@@ -137,7 +138,6 @@ def test_manual_plan_serves_until_stopped(tmp_path: Path, job_dir: Path, trace: 
     assert all(_alive(pid) for pid in pids)
     with urllib.request.urlopen(f"{job_plan.frontend_url}/v1/models", timeout=5) as answer:
         assert json.load(answer) == {"data": [{"id": "test-model"}]}
-    assert time.monotonic() - gate_passed >= SERVE_SECONDS
 
     sup.request_stop("received SIGTERM")  # what the SIGTERM handler does
     run = background.finish()

@@ -27,7 +27,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_http(url: str, timeout: float = 10.0) -> None:
+def wait_http(url: str, timeout: float = 60.0) -> None:  # a hang guard (docs/testing.md)
     deadline = time.monotonic() + timeout
     while True:
         try:

@@ -334,15 +334,18 @@ def test_a_capacity_search_expects_the_windows_it_stamped(
 def test_exporter_dies_mid_window(tmp_path: Path, spawn: Any, replay: Replay) -> None:
     """The exporter closes its port inside the window: the samples alone already make the window
     unpublishable (`measurement_window_not_bracketed`, `endpoint_http_error`); with the runtime's
-    fact `--exporter-exited` the capture is `incomplete` with `exporter_exited`; required => 1."""
-    exporter, info = replay("--curve", "linear:200:1", "--gpus", "4", "--die-after-s", "3.0")
+    fact `--exporter-exited` the capture is `incomplete` with `exporter_exited`; required => 1.
+    The exporter dies on a signal sent once the window has begun (not on a timer that a slow
+    start-up of the collector can outrun); the window ends after the exporter has exited, and the
+    collector's final scrape after SIGTERM meets the closed port."""
+    exporter, info = replay("--curve", "linear:200:1", "--gpus", "4", "--die-on-sigusr1")
     cfg = _config(tmp_path, {"node-a": (info.url, 4)}, required=True)
     collector = _collect(spawn, cfg)
     m0, start = time.monotonic(), time.time()
-    _, err = exporter.communicate(timeout=15)
+    exporter.send_signal(signal.SIGUSR1)
+    _, err = exporter.communicate(timeout=60)
     assert exporter.returncode == 1
-    assert err == "replay-dcgm: died after 3.0 s as asked (--die-after-s)\n"
-    time.sleep(0.6)
+    assert err == "replay-dcgm: died on SIGUSR1 as asked (--die-on-sigusr1)\n"
     end, duration = time.time(), time.monotonic() - m0
     _write_window(tmp_path / "logs", 4, start, end, duration, tokens=100)
     time.sleep(0.3)

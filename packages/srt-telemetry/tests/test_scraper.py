@@ -35,7 +35,7 @@ def _write_config(tmp_path: Path, endpoints: list[ScrapeEndpoint], **kw: object)
 def _wait_for(pred, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not pred():
-        assert time.monotonic() < deadline, "condition not reached in time"
+        assert time.monotonic() < deadline, "condition not reached in time"  # hang guard: 20 s
         time.sleep(0.05)
 
 

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from srt_schema.rollup import ClientLoad
 
@@ -50,10 +50,21 @@ def build_client_load(
 
 
 class LoopMonitor:
-    """`async with LoopMonitor() as monitor:` around a phase; then `monitor.load`."""
+    """`async with LoopMonitor() as monitor:` around a phase; then `monitor.load`.
 
-    def __init__(self, interval: float = PROBE_INTERVAL_SECONDS) -> None:
+    `clock` (wall, monotonic), `cpu_clock` (this process's CPU seconds) and `sleep` default to
+    the real ones; a test drives them with a fake clock (docs/testing.md)."""
+
+    def __init__(
+        self,
+        interval: float = PROBE_INTERVAL_SECONDS,
+        *,
+        clock: Callable[[], float] = time.perf_counter,
+        cpu_clock: Callable[[], float] = time.process_time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.interval = interval
+        self._clock, self._cpu_clock, self._sleep = clock, cpu_clock, sleep
         self.lags: list[float] = []
         self.load: ClientLoad | None = None
         self._task: asyncio.Task[None] | None = None
@@ -62,17 +73,17 @@ class LoopMonitor:
 
     async def _probe(self) -> None:
         while True:
-            before = time.perf_counter()
-            await asyncio.sleep(self.interval)
-            self.lags.append(time.perf_counter() - before - self.interval)
+            before = self._clock()
+            await self._sleep(self.interval)
+            self.lags.append(self._clock() - before - self.interval)
 
     async def __aenter__(self) -> LoopMonitor:
-        self._cpu0, self._wall0 = time.process_time(), time.perf_counter()
+        self._cpu0, self._wall0 = self._cpu_clock(), self._clock()
         self._task = asyncio.create_task(self._probe())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        cpu, wall = time.process_time() - self._cpu0, time.perf_counter() - self._wall0
+        cpu, wall = self._cpu_clock() - self._cpu0, self._clock() - self._wall0
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -190,7 +190,7 @@ def execute(
     )
 
 
-def wait_for_text(path: Path, text: str, timeout: float = 10.0) -> None:
+def wait_for_text(path: Path, text: str, timeout: float = 60.0) -> None:
     """Block until ``path`` contains ``text`` (a scripted process reached a step)."""
     import time
 

@@ -140,4 +140,4 @@ def test_hanging_api_is_cut_at_the_timeout(job_dir: Path) -> None:
         )
         elapsed = time.monotonic() - started
     assert result.reason == f"AI analysis at {hung}/chat/completions timed out after 0.5s"
-    assert elapsed < 2.0
+    assert elapsed < 20.0  # hang guard: 40 x the 0.5 s timeout (the silent server never answers)

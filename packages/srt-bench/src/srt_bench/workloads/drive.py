@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
@@ -20,7 +20,10 @@ from srt_bench.records import RequestRecord
 from srt_bench.workloads.multi_turn import Conversation, History
 from srt_bench.workloads.text import PieceMaker
 
-__all__ = ["ConversationRun", "ScheduledRun", "run_conversations", "run_scheduled"]
+__all__ = ["ConversationRun", "ScheduledRun", "Sleep", "run_conversations", "run_scheduled"]
+
+#: `asyncio.sleep`'s shape: tests hand in a fake one with a fake clock (docs/testing.md).
+Sleep = Callable[[float], Awaitable[None]]
 
 
 class ScheduledRun(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,13 +45,17 @@ async def run_scheduled(
     offsets: Sequence[float],
     *,
     concurrency: int,
+    clock: Callable[[], float] = time.perf_counter,
+    sleep: Sleep = asyncio.sleep,
 ) -> ScheduledRun:
-    """Start request i at `offsets[i]` seconds after the window start (or when a slot frees)."""
+    """Start request i at `offsets[i]` seconds after the window start (or when a slot frees).
+
+    `clock` and `sleep` are the monotonic clock and the wait (a test's fake clock drives both)."""
     results: list[RequestRecord | None] = [None] * len(requests)
     lags = [0.0] * len(requests)
     slots = asyncio.Semaphore(concurrency)
     start_unix = time.time()
-    origin = time.perf_counter()
+    origin = clock()
 
     async def one(i: int) -> None:
         try:
@@ -58,14 +65,14 @@ async def run_scheduled(
 
     tasks: list[asyncio.Task[None]] = []
     for i, due in enumerate(offsets):
-        delay = origin + due - time.perf_counter()
+        delay = origin + due - clock()
         if delay > 0:
-            await asyncio.sleep(delay)
+            await sleep(delay)
         await slots.acquire()
-        lags[i] = max(0.0, time.perf_counter() - origin - due)
+        lags[i] = max(0.0, clock() - origin - due)
         tasks.append(asyncio.create_task(one(i)))
     await asyncio.gather(*tasks)
-    duration = time.perf_counter() - origin
+    duration = clock() - origin
     records = tuple(r for r in results if r is not None)
     assert len(records) == len(requests)
     phase = PhaseRun(
@@ -90,9 +97,11 @@ async def run_conversations(
     concurrency: int,
     rate: float,
     seed: int,
+    sleep: Sleep = asyncio.sleep,
 ) -> ConversationRun:
     """Run every conversation, at most `concurrency` at once; a finite `rate` starts them as a
-    Poisson process. A failed turn ends its conversation (its later turns count as failed)."""
+    Poisson process. A failed turn ends its conversation (its later turns count as failed).
+    `sleep` waits the think times (a test hands in a fake one that records them)."""
     results: list[list[RequestRecord]] = [[] for _ in conversations]
     ids: list[list[tuple[int, ...]]] = [[] for _ in conversations]
     start_unix = time.time()
@@ -113,7 +122,7 @@ async def run_conversations(
                 return
             history.answer(record.text)
             if turn < len(conv.think_s) and conv.think_s[turn] > 0:
-                await asyncio.sleep(conv.think_s[turn])
+                await sleep(conv.think_s[turn])
 
     if math.isinf(rate):
         cursor = iter(range(len(conversations)))

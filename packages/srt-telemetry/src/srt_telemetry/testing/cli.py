@@ -2,7 +2,7 @@
 
     replay-dcgm --capture FILE [--curve const:W|linear:BASE:SLOPE] [--gpu-offset-w W]
                 [--gpus N] [--hostname H] [--start-unix T] [--clock-offset-s S]
-                [--die-after-s S] [--host H] [--port P | --address [HOST]:P]
+                [--die-after-s S] [--die-on-sigusr1] [--host H] [--port P | --address [HOST]:P]
                 [--collect-interval MS]
         --port takes the port the planner substitutes for `{port}` (`9401`, also `:9401` or
         `HOST:9401`); `--address` and `--collect-interval` are dcgm-exporter's spellings, so a
@@ -10,7 +10,8 @@
         power is computed when a request arrives). `--hostname` defaults to $SLURMD_NODENAME,
         else this machine's short hostname, so the nodes of a cluster get distinct UUIDs.
         prints one JSON line (`ReplayInfo`: url, port, start_unix, uuids, ...) once it listens,
-        serves until SIGTERM/SIGINT (exit 0) or until --die-after-s (exit 1, like a crash).
+        serves until SIGTERM/SIGINT (exit 0), or until --die-after-s or, with
+        --die-on-sigusr1, a SIGUSR1 (exit 1, like a crash).
     fake-hwmon --root DIR [--sockets N] [--watts W] [--socket-offset-w W] [--layout acpi|flat]
         writes (or rewrites the values of) the tree, prints one JSON line, exits 0.
 
@@ -65,27 +66,35 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         clock_offset_s=args.clock_offset_s,
         die_after_s=args.die_after_s,
     )
-    stop = threading.Event()
+    stop, killed = threading.Event(), threading.Event()
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGUSR1:
+            killed.set()
         stop.set()
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
+    if args.die_on_sigusr1:
+        signal.signal(signal.SIGUSR1, handler)
 
     def stopper() -> None:  # serve_forever runs in this (main) thread: stop it from another
         stop.wait()
-        server.shutdown()
+        if killed.is_set():
+            server.die()
+        else:
+            server.shutdown()
 
     threading.Thread(target=stopper, name="replay-stop", daemon=True).start()
     print(msgspec.json.encode(server.info()).decode(), flush=True)
     outcome = server.serve()
     if outcome == "died":
-        print(
-            f"replay-dcgm: died after {args.die_after_s} s as asked (--die-after-s)",
-            file=sys.stderr,
-            flush=True,
+        how = (
+            "on SIGUSR1 as asked (--die-on-sigusr1)"
+            if killed.is_set()
+            else f"after {args.die_after_s} s as asked (--die-after-s)"
         )
+        print(f"replay-dcgm: died {how}", file=sys.stderr, flush=True)
         return 1
     return 0
 
@@ -147,6 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="stamp every sample with now + S (ms); without it no timestamps, as dcgm-exporter",
     )
     p.add_argument("--die-after-s", type=float, help="close the port and exit 1 after S s")
+    p.add_argument(
+        "--die-on-sigusr1",
+        action="store_true",
+        help="close the port and exit 1 on SIGUSR1 (a test's exporter crash at a chosen moment)",
+    )
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     p.add_argument("--port", help="PORT, :PORT or HOST:PORT (default 0 = any free port on --host)")
     p.add_argument(

@@ -10,7 +10,9 @@ A stdlib threaded HTTP/1.1 server (keep-alive, like dcgm-exporter's Go server):
 - other paths -> 404.
 
 `die_after_s`: `serve` closes the port that long after it started serving and returns "died",
-simulating an exporter that dies mid-window. Connections still open are cut, not answered.
+simulating an exporter that dies mid-window. `die()` (from another thread: the CLI's SIGUSR1)
+does the same at once, so a test kills it when its window has begun, not on a timer that a slow
+start-up can outrun. Connections still open are cut, not answered.
 """
 
 from __future__ import annotations
@@ -162,4 +164,9 @@ class DcgmReplayServer:
 
     def shutdown(self) -> None:
         self._stopped.set()
+        self.httpd.shutdown()
+
+    def die(self) -> None:
+        """Close the port now; `serve` returns "died" (call from another thread than `serve`)."""
+        self._dead.set()
         self.httpd.shutdown()
