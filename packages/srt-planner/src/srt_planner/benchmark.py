@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from srt_planner.context import PlanContext
+from srt_planner.datasets import plan_fetches
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.frontends import FrontendLayout, RouterInput, placed_node, public_url
 from srt_planner.mounts import is_hf_model
@@ -15,6 +16,7 @@ from srt_planner.plan import GeneratedFile, ProcessSpec
 from srt_planner.power import window_dir
 from srt_planner.profiling import MARKER_FOLDER, auto_nsys_markers, bench_profiling
 from srt_planner.srun import SrunStep, render_srun, wrap_command
+from srt_schema.fetch import DatasetFetch
 from srt_schema.recipe import BenchmarkConfig
 
 __all__ = ["BENCH_CONFIG", "build_benchmark", "render_run_config"]
@@ -55,6 +57,7 @@ def render_run_config(
     decode_gpus: int | None = None,
     slow_down_urls: Sequence[str] = (),
     profiling: dict[str, object] | None = None,
+    fetch: Sequence[DatasetFetch] = (),
 ) -> str:
     """An srt-bench ``BenchRunConfig`` as JSON: ``benchmark`` against ``endpoint``."""
     config: dict[str, Any] = {
@@ -73,6 +76,9 @@ def render_run_config(
         config["slow_down_urls"] = list(slow_down_urls)
     if profiling is not None:
         config["profiling"] = profiling
+    if fetch:
+        # downloaded by the benchmark step before its client starts (srt_planner.datasets)
+        config["fetch"] = msgspec.to_builtins(list(fetch))
     return msgspec.json.encode(config, order="sorted").decode() + "\n"
 
 
@@ -115,6 +121,7 @@ def build_benchmark(
         decode_gpus=by_role.get("decode"),
         slow_down_urls=_slow_down_urls(ctx, bench, leaders),
         profiling=bench_profiling(ctx, workers),
+        fetch=plan_fetches(ctx.recipe, ctx.datasets),
     )
     env = {
         "SRTCTL_FRONTEND_TYPE": ctx.recipe.frontend.type,

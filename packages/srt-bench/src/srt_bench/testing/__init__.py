@@ -1,9 +1,11 @@
-"""Test doubles shipped with the package (like httpx's MockTransport): a tiny model folder and a
-fixed-stream OpenAI-compatible server, used by the tests, the capacity benchmark and local runs."""
+"""Test doubles shipped with the package (like httpx's MockTransport): a tiny model folder, a
+fixed-stream OpenAI-compatible server and a static file server, used by the tests, the capacity
+benchmark, the corpus-run tier and local runs."""
 
 from __future__ import annotations
 
 from srt_bench.testing.curve import LatencyCurve
+from srt_bench.testing.file_server import StaticFileServer
 from srt_bench.testing.fixed_server import FixedStreamServer, ServerBehaviour
 from srt_bench.testing.schedule import TokenSchedule, prompt_key, token_times
 from srt_bench.testing.tiny_model import write_tiny_model
@@ -12,6 +14,7 @@ __all__ = [
     "FixedStreamServer",
     "LatencyCurve",
     "ServerBehaviour",
+    "StaticFileServer",
     "TokenSchedule",
     "prompt_key",
     "token_times",
