@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from srt_bench.testing import StaticFileServer
+from srt_bench.testing import TINY_TRACE_ROWS, StaticFileServer, write_tiny_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "examples" / "quickstart.yaml"
@@ -33,20 +33,6 @@ pytestmark = pytest.mark.slow
 def _uvx() -> None:
     if shutil.which("uvx") is None:
         (pytest.fail if REQUIRED else pytest.skip)("datasets tier: uvx is not on PATH")
-
-
-def _trace(path: Path) -> bytes:
-    # fewer than 10 rows with hash_ids: aiperf 0.13 decodes >= 10 in worker processes that
-    # load a local tokenizer folder as a hub id and fail (docs/telemetry-and-bench.md)
-    rows = [
-        {"timestamp": 40 * i, "input_length": 40 + 8 * (i % 3), "output_length": 6 + i % 2,
-         "hash_ids": [1 + i % 3]}
-        for i in range(8)
-    ]  # fmt: skip
-    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return data
 
 
 def _apply(out: Path, env: dict[str, str]) -> tuple[int, Path, str]:
@@ -83,7 +69,7 @@ def test_the_trace_is_fetched_once_into_the_cache_and_reused_without_the_server(
     tmp_path: Path,
 ) -> None:
     _uvx()
-    data = _trace(tmp_path / "www" / "conversation_trace.jsonl")
+    data = write_tiny_trace(tmp_path / "www" / "conversation_trace.jsonl")
     sha = hashlib.sha256(data).hexdigest()
     cache = tmp_path / "cache"
     with StaticFileServer(tmp_path / "www") as server:
@@ -102,7 +88,8 @@ def test_the_trace_is_fetched_once_into_the_cache_and_reused_without_the_server(
     cached = Path(fetch["cache_file"])
     assert cached.is_relative_to(cache / "srt-downloads") and cached.read_bytes() == data
     rollup = json.loads((first / "logs" / "benchmark-rollup.json").read_text())
-    assert rollup["data"]["request_count"]["avg"] == 8  # every row of the served trace
+    # every row of the served trace
+    assert rollup["data"]["request_count"]["avg"] == len(TINY_TRACE_ROWS)
     [entry] = _lock(first)["datasets"]
     assert (entry["url"], entry["sha256"], entry["origin"], entry["path"]) == (
         url,
@@ -118,7 +105,7 @@ def test_the_trace_is_fetched_once_into_the_cache_and_reused_without_the_server(
     assert (entry["sha256"], entry["origin"]) == (sha, "cache")
     assert "from the cache" in (second / "logs" / "benchmark.out").read_text()
     rollup = json.loads((second / "logs" / "benchmark-rollup.json").read_text())
-    assert rollup["data"]["request_count"]["avg"] == 8
+    assert rollup["data"]["request_count"]["avg"] == len(TINY_TRACE_ROWS)
 
 
 def test_a_trace_url_that_is_not_there_fails_the_benchmark_step_with_a_diagnosis(

@@ -1,15 +1,15 @@
 """Recipe patches of the oracle comparison (used by test_oracle.py).
 
 ``srtctl validate`` refuses some fields of the reference's recipes on purpose: fields srt does not
-execute yet, and data it cannot fetch at run time (a tokenizer that is not on disk). Those refusals are about running a job, not
-about planning one, so before an oracle recipe is loaded the test applies the patches below, as
-``--set`` / ``--unset`` overrides on the migrated v2 document. Each patch is a ``recipe-patch``
-row of docs/deviations.md (named by the recipe path it patches); a patch applies only to recipes
-that have the refused value, and every application must be needed (the recipe must fail to load,
-at one of the patch's ``refused`` paths, without it). A patched benchmark value that reaches the
-benchmark comparison is expected to be the placeholder (``expected``), not the reference's value,
-and worker environment the reference derived from a dropped value is not expected
-(``reference_env``).
+execute yet, and data it cannot fetch at run time (a tokenizer that is not on disk). Those refusals
+are about running a job, not about planning one, so before an oracle recipe is loaded the test
+applies the patches below, as ``--set`` / ``--unset`` overrides on the migrated v2 document. Each
+patch is a ``recipe-patch`` row of docs/deviations.md (named by the recipe path it patches); a patch
+applies only to recipes that have the refused value, and every application must be needed (the
+recipe must fail to load, at one of the patch's ``refused`` paths, without it). A patched benchmark
+value that reaches the benchmark comparison is expected to be the placeholder (``expected``), not
+the reference's value, and worker environment the reference derived from a dropped value is not
+expected (``reference_env``).
 """
 
 from __future__ import annotations

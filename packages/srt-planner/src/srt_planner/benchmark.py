@@ -40,10 +40,13 @@ def _role_env(ctx: PlanContext, leaders: Sequence[WorkerProcess], role: str) -> 
 
 def _tokenizer_path(ctx: PlanContext, benchmark: BenchmarkConfig) -> str | None:
     """``benchmark.custom_tokenizer`` (a local tokenizer.json or its folder) when set, else the
-    model folder (the shared one: a staged copy is only on worker nodes); an ``hf:`` model has
-    none on disk."""
+    model folder (the shared one: a staged copy is only on worker nodes), or with stand-in
+    engines the stand-in model they serve; an ``hf:`` model has none on disk."""
     if benchmark.custom_tokenizer is not None:
         return benchmark.custom_tokenizer
+    if ctx.stand_in is not None:
+        # the aiperf runners count tokens with the served model's tokenizer: the stand-in's
+        return ctx.stand_in.model
     return None if is_hf_model(ctx.recipe.model.path) else ctx.shared_model_arg
 
 
