@@ -24,6 +24,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import msgspec
@@ -32,9 +33,10 @@ from srt_bench.config import BenchRunConfig
 from srt_bench.errors import BenchDatasetError
 from srt_schema.fetch import FETCH_RECORD, DatasetFetch, FetchedDataset, FetchRecord
 
-__all__ = ["fetch_datasets", "fetch_one"]
+__all__ = ["fetch_datasets", "fetch_one", "local_file", "record_fetched"]
 
 Log = Callable[[str], None]
+Origin = Literal["downloaded", "cache", "local"]
 CONNECT_TIMEOUT_SECONDS = 30.0
 #: Seconds without a byte before a download counts as stalled.
 READ_TIMEOUT_SECONDS = 120.0
@@ -57,9 +59,10 @@ def _diagnosis(spec: DatasetFetch, result: str, *, cache: str, hint: str = "") -
         lines.append(f"  {hint}")
     lines.append(
         "what to do: make the URL reachable from the benchmark node (an air-gapped cluster "
-        "points $SRT_MOONCAKE_TRACE_URL or $SRT_DATASETS_MIRROR at its own copy), or download "
-        f"the file yourself and set {field} to its path inside the container (mount it with "
-        "container_mounts): a local path is read as it is, nothing is downloaded"
+        "points $SRT_DATASETS_MIRROR, or for a Mooncake trace $SRT_MOONCAKE_TRACE_URL, at its "
+        f"own copy), or download the file yourself and set {field} to its path inside the "
+        "container (mount it with container_mounts): a local path is read as it is, nothing is "
+        "downloaded"
     )
     return "\n".join(lines)
 
@@ -230,17 +233,44 @@ def fetch_one(spec: DatasetFetch, log: Log) -> FetchedDataset:
         ) from exc
 
 
+def record_fetched(out_dir: Path, fetched: tuple[FetchedDataset, ...]) -> Path:
+    """Add `fetched` to `out_dir/datasets_fetched.json` (written whole, renamed into place)."""
+    record = out_dir / FETCH_RECORD
+    try:
+        before = msgspec.json.decode(record.read_bytes(), type=FetchRecord).datasets
+    except (OSError, msgspec.DecodeError):
+        before = ()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = record.with_name(f".{record.name}.tmp")
+    data = FetchRecord(datasets=before + fetched)
+    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(data)))
+    tmp.replace(record)
+    return record
+
+
+def local_file(
+    path: Path, *, field: str, eval_name: str | None = None, origin: Origin = "local"
+) -> FetchedDataset:
+    """The record of a file read where it is (nothing downloaded)."""
+    return FetchedDataset(
+        field=field,
+        url=None,
+        path=str(path),
+        sha256=_sha256_file(path),
+        size_bytes=path.stat().st_size,
+        origin=origin,
+        pinned_url=None,
+        eval=eval_name,
+    )
+
+
 def fetch_datasets(config: BenchRunConfig, out_dir: Path, log: Log) -> BenchRunConfig:
     """Fetch every planned file, record them in `out_dir/datasets_fetched.json`, and return the
     config whose `benchmark` fields name the local files."""
     if not config.fetch:
         return config
     fetched = tuple(fetch_one(spec, log) for spec in config.fetch)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    record = out_dir / FETCH_RECORD
-    tmp = record.with_name(f".{record.name}.tmp")
-    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(FetchRecord(datasets=fetched))))
-    tmp.replace(record)
+    record_fetched(out_dir, fetched)
     changes = {f.field: f.path for f in fetched}
     return msgspec.structs.replace(
         config, benchmark=msgspec.structs.replace(config.benchmark, **changes)

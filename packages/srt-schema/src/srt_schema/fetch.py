@@ -85,14 +85,18 @@ class FetchedDataset(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """What one download (or cache hit) gave."""
 
     field: str
-    url: str
+    #: Where it came from; None for a local file (an accuracy eval's `dataset_path` or offline
+    #: folder).
+    url: str | None
     path: str
     sha256: str
     size_bytes: int
-    #: ``downloaded`` in this job, or found in the cache (``cache``).
-    origin: Literal["downloaded", "cache"]
-    #: ``url#sha256=...``: paste it where the URL was to pin the content.
-    pinned_url: str
+    #: ``downloaded`` in this job, found in the cache (``cache``), or a ``local`` file.
+    origin: Literal["downloaded", "cache", "local"]
+    #: ``url#sha256=...``: paste it where the URL was to pin the content (None: no URL).
+    pinned_url: str | None
+    #: The benchmark type that read it, when the file is an accuracy eval's dataset.
+    eval: str | None = None
 
 
 class FetchRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
