@@ -17,11 +17,15 @@ case that cannot pass is a row of the exception table in docs/corpus-run.md, wit
 
 prints one line per case (result, wall time, reason), then passed / total per corpus folder and
 the five slowest cases.
+
+About 430 lines: the cases, one run, its dataset host, the exception table and the script, kept in
+the one file the test loads.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -59,6 +63,12 @@ SHORT_SA_BENCH: dict[str, Any] = {
 }
 SA_BENCH_SETS: dict[str, Any] = {"concurrencies": CONCURRENCIES, "num_prompts_mult": 4}
 HEALTH_SETS: dict[str, Any] = {"max_attempts": 90, "interval_seconds": 1}
+#: aiperf for mooncake-router (the recipes pin none; the tier runs it through uvx).
+AIPERF = "aiperf==0.13.0"
+#: The accuracy evals, and the answer length the tier asks of them (the stand-ins write every
+#: token asked for; the recipes ask up to 65,536).
+EVAL_TYPES = ("gsm8k", "mmlu", "gpqa", "longbenchv2")
+EVAL_MAX_TOKENS = 16
 
 
 @dataclass
@@ -160,6 +170,12 @@ def tier_document(document: dict[str, Any]) -> dict[str, Any]:
         if bench.get("dataset_name", "random") == "random":
             bench.update({"isl": SHORT_SA_BENCH["isl"], "osl": SHORT_SA_BENCH["osl"]})
         doc["benchmark"] = bench
+    elif kind == "mooncake-router":
+        bench.setdefault("aiperf_package", AIPERF)
+        doc["benchmark"] = bench
+    elif kind in EVAL_TYPES:
+        bench["max_tokens"] = EVAL_MAX_TOKENS
+        doc["benchmark"] = bench
     doc.setdefault("health_check", {}).update(HEALTH_SETS)
     return doc
 
@@ -230,19 +246,40 @@ def _check_job(job_dir: Path) -> list[str]:
     if gated and not any(e.get("event") == "health" for e in events):
         problems.append("the health gate never passed")
     config = yaml.safe_load((job_dir / "config.yaml").read_text())
-    if (config.get("benchmark") or {}).get("type") == "custom":
+    kind = (config.get("benchmark") or {}).get("type")
+    if kind == "custom":
         return problems
+    if kind in EVAL_TYPES:
+        return problems + _eval_problems(job_dir / "logs" / "accuracy", kind)
     rollup_path = job_dir / "logs" / "benchmark-rollup.json"
     if not rollup_path.is_file():
         problems.append("no logs/benchmark-rollup.json")
         return problems
-    runs = json.loads(rollup_path.read_text()).get("runs") or []
+    rollup = json.loads(rollup_path.read_text())
+    if "data" in rollup and "runs" not in rollup:  # aiperf's export embedded (mooncake-router)
+        data = rollup["data"] or {}
+        for key in ("request_count", "output_token_throughput"):
+            if not ((data.get(key) or {}).get("avg") or 0) > 0:
+                problems.append(f"aiperf's export has no {key}")
+        return problems
+    runs = rollup.get("runs") or []
     if not runs:
         problems.append("the rollup has no runs")
     for run in runs:
         if not (run.get("total_output_tokens") or 0) > 0:
             problems.append(f"no output tokens at concurrency {run.get('concurrency')}")
     return problems
+
+
+def _eval_problems(folder: Path, kind: str) -> list[str]:
+    """An accuracy eval writes no rollup: its report must show every question answered."""
+    reports = sorted(folder.glob(f"{kind}_*.json"))
+    if not reports:
+        return [f"no {folder.name}/{kind}_<model>.json"]
+    report = json.loads(reports[0].read_text())
+    if not report.get("attempts") or report.get("failed_requests"):
+        return [f"{report.get('failed_requests')} of {report.get('attempts')} requests failed"]
+    return []
 
 
 def _diagnosis(job_dir: Path) -> str:
@@ -272,14 +309,19 @@ def run_case(case: Case, base: Path) -> Outcome:
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         return Outcome(case, False, time.monotonic() - start, f"does not plan: {exc}")
     marker = f"{os.getpid()}-{time.monotonic_ns()}"
-    # an accuracy eval would fetch its dataset from the internet: offline, it fails at once
-    env = {**os.environ, MARKER: marker, "HF_DATASETS_OFFLINE": "1"}
+    env = {**os.environ, MARKER: marker}
     command = [*_srtctl(), "apply", "--local", "--stand-in-engines", "-f", str(recipe),
                "-o", str(base), "--json"]  # fmt: skip
     try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S, check=False
-        )
+        with dataset_host(base) as fetch_env:
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                env={**env, **fetch_env},
+                timeout=RUN_TIMEOUT_S,
+                check=False,
+            )
         stdout, stderr = done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
         _kill(marker)
@@ -300,6 +342,28 @@ def run_case(case: Case, base: Path) -> Outcome:
             case, False, seconds, f"{reason}: {diagnosis}" if diagnosis else reason, str(job_dir)
         )
     return Outcome(case, True, seconds, note, str(job_dir))
+
+
+@contextlib.contextmanager
+def dataset_host(base: Path) -> Iterator[dict[str, str]]:
+    """The host datasets are downloaded from, on 127.0.0.1: a static server of a small trace per
+    Mooncake workload (``traces/``) and a mirror of the evals' published files; yields the job
+    environment that points the trace URL and ``$SRT_DATASETS_MIRROR`` at it and both caches at
+    ``<base>/tier-cache`` (docs/corpus-run.md#the-short-benchmark). Nothing reaches the internet."""
+    from srt_bench.testing import StaticFileServer, write_eval_mirror, write_tiny_trace
+    from srt_schema.registry import MOONCAKE_WORKLOADS
+
+    root = base / "tier-host"
+    for workload in MOONCAKE_WORKLOADS:
+        write_tiny_trace(root / "traces" / f"{workload}_trace.jsonl")
+    write_eval_mirror(root)
+    with StaticFileServer(root) as server:
+        yield {
+            "SRT_MOONCAKE_TRACE_URL": f"{server.url}/traces/{{workload}}_trace.jsonl",
+            "SRT_DATASETS_MIRROR": server.url,
+            "SRT_DATASETS_CACHE": str(base / "tier-cache"),
+            "HF_DATASETS_CACHE": str(base / "tier-cache"),
+        }
 
 
 def _job_dir(stdout: str) -> Path | None:
@@ -324,7 +388,6 @@ def _leftovers(marker: str) -> list[int]:
 
 
 def _kill(marker: str) -> None:
-    import contextlib
     import signal
 
     for pid in marked(marker):

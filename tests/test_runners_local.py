@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+import yaml
 from tokenizers import Tokenizer
 
 from srt_bench.testing.tiny_model import write_tiny_model
@@ -294,6 +296,11 @@ def test_gsm8k_fetches_its_dataset_into_the_cache_folder(tmp_path: Path, mirror:
     assert f"questions from {fetched}" in (logs / "benchmark.out").read_text()
     gsm = "/raw.githubusercontent.com/openai/grade-school-math/master/grade_school_math/data"
     assert f"{gsm}/test.jsonl" in " ".join(_QuietHandler.requested)
+    # the file used, with its sha256, is in the lock (srt_bench.fetch)
+    lock = yaml.safe_load((logs.parent / "recipe.lock.yaml").read_text())["lock"]
+    [entry] = lock["datasets"]
+    assert (entry["eval"], entry["origin"], entry["path"]) == ("gsm8k", "downloaded", str(fetched))
+    assert entry["sha256"] == hashlib.sha256(fetched.read_bytes()).hexdigest()
 
 
 def _mmlu_csv(path: Path) -> None:

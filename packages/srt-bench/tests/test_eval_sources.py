@@ -1,8 +1,9 @@
-"""Where an eval's dataset is looked for, in order, and the offline refusal (no network: the
-fetch itself is run against a loopback mirror in tests/test_runners_local.py)."""
+"""Where an eval's dataset is looked for, in order, the offline refusal, and the fetch against a
+loopback mirror (also run in a job in tests/test_runners_local.py)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from srt_bench.errors import BenchDatasetError
 from srt_bench.evals.datasets import read_questions
 from srt_bench.evals.sources import find_or_fetch, plan_lookup
+from srt_bench.testing import StaticFileServer, write_eval_mirror
 
 
 def test_the_lookup_order_and_the_mirror() -> None:
@@ -79,3 +81,37 @@ def test_the_published_forms_read_as_questions(tmp_path: Path) -> None:
     bad.write_text("a,b\n1,2\n")
     with pytest.raises(BenchDatasetError, match=r"x.csv:2: a CSV row needs MMLU's columns"):
         read_questions("mmlu", bad)
+
+
+def test_a_download_goes_through_the_cache_with_its_sha256_then_is_reused(tmp_path: Path) -> None:
+    """The published file from a loopback mirror (srt_bench.fetch): recorded with its sha256,
+    then found in the cache; offline, the cached copy is still used; a 404 names the mirror URL
+    and the offline folder."""
+    mirror = tmp_path / "mirror"
+    [gsm8k, *_] = write_eval_mirror(mirror)
+    sha = hashlib.sha256(gsm8k.read_bytes()).hexdigest()
+    cache = tmp_path / "cache"
+    with StaticFileServer(mirror) as server:
+        env = {"SRT_DATASETS_MIRROR": server.url, "HF_DATASETS_CACHE": str(cache)}
+        lookup = plan_lookup("gsm8k", dataset_path=None, datasets_dir=None, environ=env)
+        first = find_or_fetch(lookup)
+        again = find_or_fetch(lookup)
+        assert len(server.requested) == 1
+        missing = plan_lookup("longbenchv2", dataset_path=None, datasets_dir=None, environ=env)
+        with pytest.raises(BenchDatasetError) as err:
+            find_or_fetch(missing)
+    assert (first.origin, first.sha256, first.eval) == ("downloaded", sha, "gsm8k")
+    assert first.path == str(cache / "srt-evals" / "gsm8k" / "test.jsonl")
+    assert first.url == f"{server.url}/raw.githubusercontent.com/openai/grade-school-math/" + (
+        "master/grade_school_math/data/test.jsonl"
+    )
+    assert (again.origin, again.sha256) == ("cache", sha)
+    offline = plan_lookup(
+        "gsm8k", dataset_path=None, datasets_dir=None, environ={**env, "HF_HUB_OFFLINE": "1"}
+    )
+    cached = find_or_fetch(offline)
+    assert (cached.origin, cached.url, cached.sha256) == ("cache", None, sha)
+    message = str(err.value)
+    assert "cannot fetch the longbenchv2 dataset ($.benchmark.dataset_path, from " in message
+    assert "  result: HTTP 404 File not found" in message
+    assert "put data.json (or longbenchv2.jsonl) in $SRT_DATASETS_DIR instead" in message

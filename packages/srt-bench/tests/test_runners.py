@@ -133,7 +133,7 @@ def test_trace_replay_warmup_then_one_aiperf_run_per_level() -> None:
 
 
 def test_mooncake_router_needs_a_local_trace_and_honours_aiperf_package() -> None:
-    with pytest.raises(BenchConfigError, match="traces are never downloaded at run time"):
+    with pytest.raises(BenchConfigError, match="srtctl plans the download of the published trace"):
         build_plan(_config(type="mooncake-router"), CTX)
     with pytest.raises(BenchConfigError, match="'web' is not one of 'mooncake', 'conversation'"):
         build_plan(_config(type="mooncake-router", mooncake_workload="web"), CTX)

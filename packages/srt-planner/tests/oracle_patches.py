@@ -1,15 +1,15 @@
 """Recipe patches of the oracle comparison (used by test_oracle.py).
 
 ``srtctl validate`` refuses some fields of the reference's recipes on purpose: fields srt does not
-execute yet, and data it cannot fetch at run time. Those refusals are about running a job, not
-about planning one, so before an oracle recipe is loaded the test applies the patches below, as
-``--set`` / ``--unset`` overrides on the migrated v2 document. Each patch is a ``recipe-patch``
-row of docs/deviations.md (named by the recipe path it patches); a patch applies only to recipes
-that have the refused value, and every application must be needed (the recipe must fail to load,
-at one of the patch's ``refused`` paths, without it). A patched benchmark value that reaches the
-benchmark comparison is expected to be the placeholder (``expected``), not the reference's value,
-and worker environment the reference derived from a dropped value is not expected
-(``reference_env``).
+execute yet, and data it cannot fetch at run time (a tokenizer that is not on disk). Those refusals
+are about running a job, not about planning one, so before an oracle recipe is loaded the test
+applies the patches below, as ``--set`` / ``--unset`` overrides on the migrated v2 document. Each
+patch is a ``recipe-patch`` row of docs/deviations.md (named by the recipe path it patches); a patch
+applies only to recipes that have the refused value, and every application must be needed (the
+recipe must fail to load, at one of the patch's ``refused`` paths, without it). A patched benchmark
+value that reaches the benchmark comparison is expected to be the placeholder (``expected``), not
+the reference's value, and worker environment the reference derived from a dropped value is not
+expected (``reference_env``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from srt_schema.setpaths import PathOverride, parse_set
 
 __all__ = [
     "PATCHES",
-    "PLACEHOLDER_DATASET",
     "PLACEHOLDER_TOKENIZER",
     "Patch",
     "applicable",
@@ -37,8 +36,6 @@ __all__ = [
 
 #: A local tokenizer folder (an absolute path is what srt-bench accepts); nothing reads it.
 PLACEHOLDER_TOKENIZER = "/oracle-placeholder/tokenizer"
-#: A local dataset / trace file; nothing reads it.
-PLACEHOLDER_DATASET = "/oracle-placeholder/dataset.jsonl"
 
 
 class Patch(NamedTuple):
@@ -80,13 +77,6 @@ PATCHES: dict[str, Patch] = {
             ("tokenizer", PLACEHOLDER_TOKENIZER),
             ("custom_tokenizer", PLACEHOLDER_TOKENIZER),
         ),
-    ),
-    "benchmark.dataset_path": Patch(
-        applies=lambda doc: (
-            _bench(doc).get("type") == "mooncake-router" and not _bench(doc).get("dataset_path")
-        ),
-        overrides=(parse_set(f"benchmark.dataset_path={PLACEHOLDER_DATASET}"),),
-        refused=("$.benchmark.dataset_path",),
     ),
 }
 

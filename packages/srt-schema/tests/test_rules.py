@@ -848,12 +848,29 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "HF_DATASETS_OFFLINE",
     ),
     (
-        "mooncake-router without a trace",
-        lambda d: d.update(benchmark={"type": "mooncake-router"}),
+        "a URL where the type reads a file",
+        lambda d: d.update(
+            benchmark={
+                "type": "sa-bench",
+                "dataset_name": "custom",
+                "dataset_path": "https://h/p.jsonl",
+                "concurrencies": [4],
+            }
+        ),
         "$.benchmark.dataset_path",
-        "benchmark.type 'mooncake-router' replays a local Mooncake trace and nothing is "
-        "downloaded at run time; set benchmark.dataset_path to the trace .jsonl file inside the "
-        "container (mount it with container_mounts)",
+        "'https://h/p.jsonl' is a URL, and benchmark.type 'sa-bench' reads dataset_path as a "
+        "file (only mooncake-router downloads it); download the file and set dataset_path to "
+        "its path inside the container",
+    ),
+    (
+        "a trace URL whose pin is not a sha256",
+        lambda d: d.update(
+            benchmark={"type": "mooncake-router", "dataset_path": "https://h/t.jsonl#sha256=abc"}
+        ),
+        "$.benchmark.dataset_path",
+        "'https://h/t.jsonl#sha256=abc': #sha256=abc is not a sha256 checksum (64 hex digits); "
+        "write #sha256=<the sha256 of the file> (the lock's lock.datasets[].pinned_url) or drop "
+        "the fragment",
     ),
     (
         "unknown mooncake workload",
@@ -1021,6 +1038,20 @@ def test_a_custom_dataset_needs_no_synthetic_lengths() -> None:
         )
     )
     assert _issues(doc) == []
+
+
+@pytest.mark.parametrize(
+    "benchmark",
+    [
+        {"type": "mooncake-router"},  # the job downloads the published trace
+        {"type": "mooncake-router", "mooncake_workload": "toolagent"},
+        {"type": "mooncake-router", "dataset_path": "/d/trace.jsonl"},
+        {"type": "mooncake-router", "dataset_path": "https://h/t.jsonl#sha256=" + "a" * 64},
+        {"type": "trace-replay", "trace_file": "http://h/t.jsonl", "concurrencies": [2]},
+    ],
+)
+def test_a_trace_is_a_file_or_a_url_the_job_downloads(benchmark: dict[str, object]) -> None:
+    assert _issues(_edit(lambda d: d.update(benchmark=benchmark))) == []
 
 
 @pytest.mark.parametrize("kind", ["gsm8k", "mmlu", "gpqa", "longbenchv2"])

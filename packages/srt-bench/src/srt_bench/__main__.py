@@ -27,6 +27,7 @@ from srt_bench.config import BenchRunConfig, read_run_config
 from srt_bench.energy import apply_energy
 from srt_bench.errors import BenchError
 from srt_bench.execute import run_plan, write_sa_bench_rollup
+from srt_bench.fetch import fetch_datasets
 from srt_bench.profiles import apply_profiles, collect_profiles
 from srt_bench.runners import BuildContext, build_plan, registered_types
 from srt_bench.validity import apply_validity
@@ -193,6 +194,8 @@ def _run(args: argparse.Namespace) -> int:
     config = _with_overrides(read_run_config(args.config), args.endpoint, args.out)
     window_dir = _window_dir(args.window_dir)  # before any request: exit 2 if it cannot be made
     out_dir = Path(config.output_dir)
+    # the trace (or other file) the plan downloads, before anything else runs
+    config = fetch_datasets(config, out_dir, _log)
     now = dt.datetime.now(dt.UTC)
     context = BuildContext(
         out_dir=out_dir, environ=dict(os.environ), stamp=now.strftime("%Y%m%d_%H%M%S")

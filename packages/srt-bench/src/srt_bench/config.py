@@ -16,6 +16,7 @@ import msgspec
 from srt_bench.errors import BenchConfigError
 from srt_bench.profile_control import ProfilingControl
 from srt_bench.workloads.config import Workload, check_workload
+from srt_schema.fetch import DatasetFetch
 from srt_schema.recipe import BenchmarkConfig
 from srt_schema.registry import BENCHMARK_BOUNDS
 
@@ -78,6 +79,9 @@ class BenchRunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     slow_down_urls: tuple[str, ...] = ()
     #: Folder holding accuracy datasets when `benchmark.dataset_path` is unset.
     datasets_dir: str | None = None
+    #: Files downloaded (or found in the shared cache) before the client starts; each replaces
+    #: the `benchmark` field it names by the local file (`srt_bench.fetch`).
+    fetch: tuple[DatasetFetch, ...] = ()
     #: Percentiles reported for every latency metric.
     percentiles: tuple[float, ...] = (50.0, 90.0, 99.0)
     #: Seed of the synthetic prompt generator and the Poisson arrival process.

@@ -121,6 +121,7 @@ def plan_one(
     import msgspec
 
     from srt_planner import plan_allocation, plan_job, render_sbatch
+    from srt_planner.datasets import build_dataset_settings
     from srt_planner.plan import JobPlan
     from srt_schema.secrets import redact_document, secret_environment, secret_field_environment
 
@@ -156,6 +157,8 @@ def plan_one(
             serve_only=serve_only,
             eval_request=eval_request,
             stand_in=stand_in,
+            # where the job's downloads come from and go (the batch job inherits this shell's)
+            datasets=build_dataset_settings(edge.environ if edge is not None else {}),
         )
     for process in plan.processes:
         secret_env.update(secret_environment(process.env))

@@ -17,6 +17,7 @@ from srt_planner.context import (
     frontend_type_of,
     python_of,
 )
+from srt_planner.datasets import DatasetSettings
 from srt_planner.dynamo_install import install_files
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.engines.sidecar import sidecar_mode
@@ -257,6 +258,7 @@ def plan_job(
     serve_only: bool = False,
     eval_request: EvalRequest | None = None,
     stand_in: StandIn | None = None,
+    datasets: DatasetSettings | None = None,
 ) -> JobPlan:
     """Every process of the job on the granted nodes, validated; pure and deterministic.
 
@@ -265,7 +267,9 @@ def plan_job(
     reach a node (default: its name); ``log_dir`` the host log directory (default: the recipe's
     ``output.log_dir`` with ``{job_id}`` filled in); ``eval_request`` what the job's environment
     asks of ``post_eval`` (:func:`srt_planner.post_eval.build_eval_request`; default: no eval);
-    ``stand_in`` replaces the GPU engines by stand-ins (:mod:`srt_planner.stand_in`).
+    ``stand_in`` replaces the GPU engines by stand-ins (:mod:`srt_planner.stand_in`);
+    ``datasets`` the job environment's download settings
+    (:func:`srt_planner.datasets.build_dataset_settings`; default: none).
     """
     _refuse_unplanned(recipe)
     nodes = expand_hostlist(nodelist) if isinstance(nodelist, str) else tuple(nodelist)
@@ -295,6 +299,7 @@ def plan_job(
         python=python_of(cluster),
         node_ids={node: i for i, node in enumerate(carving.workers)},
         stand_in=stand_in,
+        datasets=datasets or DatasetSettings(),
     )
     endpoints = plan_endpoints(recipe, carving)
     allocator = PortAllocator(single_host=ctx.local, sidecar_base=recipe.dynamo.sidecar_port)

@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from srt_planner.context import PlanContext
+from srt_planner.datasets import plan_fetches
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.frontends import FrontendLayout, RouterInput, placed_node, public_url
 from srt_planner.mounts import is_hf_model
@@ -15,6 +16,7 @@ from srt_planner.plan import GeneratedFile, ProcessSpec
 from srt_planner.power import window_dir
 from srt_planner.profiling import MARKER_FOLDER, auto_nsys_markers, bench_profiling
 from srt_planner.srun import SrunStep, render_srun, wrap_command
+from srt_schema.fetch import DatasetFetch
 from srt_schema.recipe import BenchmarkConfig
 
 __all__ = ["BENCH_CONFIG", "build_benchmark", "render_run_config"]
@@ -38,10 +40,13 @@ def _role_env(ctx: PlanContext, leaders: Sequence[WorkerProcess], role: str) -> 
 
 def _tokenizer_path(ctx: PlanContext, benchmark: BenchmarkConfig) -> str | None:
     """``benchmark.custom_tokenizer`` (a local tokenizer.json or its folder) when set, else the
-    model folder (the shared one: a staged copy is only on worker nodes); an ``hf:`` model has
-    none on disk."""
+    model folder (the shared one: a staged copy is only on worker nodes), or with stand-in
+    engines the stand-in model they serve; an ``hf:`` model has none on disk."""
     if benchmark.custom_tokenizer is not None:
         return benchmark.custom_tokenizer
+    if ctx.stand_in is not None:
+        # the aiperf runners count tokens with the served model's tokenizer: the stand-in's
+        return ctx.stand_in.model
     return None if is_hf_model(ctx.recipe.model.path) else ctx.shared_model_arg
 
 
@@ -55,6 +60,7 @@ def render_run_config(
     decode_gpus: int | None = None,
     slow_down_urls: Sequence[str] = (),
     profiling: dict[str, object] | None = None,
+    fetch: Sequence[DatasetFetch] = (),
 ) -> str:
     """An srt-bench ``BenchRunConfig`` as JSON: ``benchmark`` against ``endpoint``."""
     config: dict[str, Any] = {
@@ -73,6 +79,9 @@ def render_run_config(
         config["slow_down_urls"] = list(slow_down_urls)
     if profiling is not None:
         config["profiling"] = profiling
+    if fetch:
+        # downloaded by the benchmark step before its client starts (srt_planner.datasets)
+        config["fetch"] = msgspec.to_builtins(list(fetch))
     return msgspec.json.encode(config, order="sorted").decode() + "\n"
 
 
@@ -115,6 +124,7 @@ def build_benchmark(
         decode_gpus=by_role.get("decode"),
         slow_down_urls=_slow_down_urls(ctx, bench, leaders),
         profiling=bench_profiling(ctx, workers),
+        fetch=plan_fetches(ctx.recipe, ctx.datasets),
     )
     env = {
         "SRTCTL_FRONTEND_TYPE": ctx.recipe.frontend.type,

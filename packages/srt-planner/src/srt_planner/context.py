@@ -8,6 +8,7 @@ from typing import Literal, get_args
 import msgspec
 
 from srt_planner.carving import Carving
+from srt_planner.datasets import DatasetSettings
 from srt_planner.errors import PlanningError
 from srt_planner.mounts import HF_PREFIX, is_hf_model, staged_model_path
 from srt_planner.plan import ContainerSpec, Mount, StandIn
@@ -93,6 +94,8 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
     node_ids: dict[str, int] = {}
     #: Stand-in engine mode (``srt_planner.stand_in``); None: the engines run.
     stand_in: StandIn | None = None
+    #: The job environment's say in downloads (``srt_planner.datasets``).
+    datasets: DatasetSettings = DatasetSettings()
 
     @property
     def pyxis(self) -> bool:

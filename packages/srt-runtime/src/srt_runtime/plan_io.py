@@ -9,6 +9,7 @@ from pathlib import Path
 import msgspec
 
 from srt_planner import PlannerError, expand_hostlist, plan_job
+from srt_planner.datasets import build_dataset_settings
 from srt_planner.plan import JobPlan, StandIn
 from srt_planner.post_eval import build_eval_request
 from srt_planner.stand_in import STAND_IN_ENV
@@ -94,6 +95,7 @@ def plan_from_job_dir(
             eval_request=build_eval_request(environ),
             # `srtctl apply --stand-in-engines` exports the stand-in model folder
             stand_in=StandIn(model=environ[STAND_IN_ENV]) if environ.get(STAND_IN_ENV) else None,
+            datasets=build_dataset_settings(environ),
         )
     except (SchemaError, PlannerError) as exc:
         raise PlanLoadError(f"cannot plan job {facts.job_id} from {config}: {exc}") from exc

@@ -23,6 +23,7 @@ from srt_runtime.reporting.lock_sections import build_lock_sections, read_finger
 from srt_runtime.reporting.reproduce import REFERENCE_FILE, ReproductionReference, build_report
 from srt_runtime.reporting.session import ReportingSession
 from srt_runtime.sweep_finish import finish_sweep_job
+from srt_schema.fetch import FETCH_RECORD, FetchRecord
 
 __all__ = [
     "DASHBOARD_TIMEOUT",
@@ -66,6 +67,19 @@ def _read_json(path: Path, log: logging.Logger) -> Any:
         return None
 
 
+def _read_fetch_record(log_dir: Path, log: logging.Logger) -> list[Any]:
+    """``logs/datasets_fetched.json`` (srt_schema.fetch.FetchRecord) as lock entries."""
+    path = log_dir / FETCH_RECORD
+    try:
+        record = msgspec.json.decode(path.read_bytes(), type=FetchRecord)
+    except FileNotFoundError:
+        return []
+    except (OSError, msgspec.DecodeError) as exc:
+        log.warning("Not recorded in the lockfile: %s: %s", path.name, exc)
+        return []
+    return [msgspec.to_builtins(d) for d in record.datasets]
+
+
 def record_results(job_dir: Path, log_dir: Path, *, log: logging.Logger) -> None:
     """The run's outcome into ``recipe.lock.yaml``: results, fingerprints, resources; and, for
     a run started from a lockfile, ``logs/reproduction-report.txt``."""
@@ -78,6 +92,10 @@ def record_results(job_dir: Path, log_dir: Path, *, log: logging.Logger) -> None
     installs = read_dynamo_installs(log_dir)
     if installs:
         sections["dynamo_install"] = installs
+    fetched = _read_fetch_record(log_dir, log)
+    if fetched:
+        # what the benchmark step downloaded or reused, with its sha256 (srt_bench.fetch)
+        sections["datasets"] = fetched
     if sections:
         update_lockfile(job_dir, **sections)
     write_reproduction_report(job_dir, log_dir, fingerprints, log=log)

@@ -16,6 +16,7 @@ from srt_bench.errors import BenchRequestError
 from srt_bench.evals.datasets import Question, read_questions
 from srt_bench.evals.scoring import build_prompt, is_correct
 from srt_bench.evals.sources import find_or_fetch, plan_lookup
+from srt_bench.fetch import record_fetched
 from srt_bench.plans import EvalPlan
 
 __all__ = ["build_report", "run_eval", "select_questions"]
@@ -139,8 +140,10 @@ def run_eval(
         datasets_dir=config.datasets_dir,
         environ=os.environ if environ is None else environ,
     )
-    dataset = find_or_fetch(lookup)
-    log(f"{plan.name}: questions from {dataset}")
+    used = find_or_fetch(lookup, log)
+    record_fetched(out_dir, (used,))  # its sha256 goes into the lock (lock.datasets)
+    dataset = Path(used.path)
+    log(f"{plan.name}: questions from {dataset} (sha256 {used.sha256})")
     questions = read_questions(plan.name, dataset)
     shots, selected = select_questions(plan, questions)
     prompts = [build_prompt(plan.name, q, shots) for q in selected]

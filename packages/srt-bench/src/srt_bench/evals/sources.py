@@ -11,25 +11,26 @@ the Hugging Face hub). A job looks for it, in order:
    hub's own cache layout (`$HF_HUB_CACHE`, else `$HF_HOME/hub`:
    `datasets--<org>--<repo>/snapshots/<revision>/<file>`);
 4. unless offline (`HF_DATASETS_OFFLINE` or `HF_HUB_OFFLINE` is 1/true/yes/on), a download of
-   the source URL over HTTP into the cache folder (atomically: a partial file is never used).
+   the source URL over HTTP into the cache folder with srt_bench.fetch (under a lock, atomically:
+   a partial file is never used; its sha256 recorded beside it and checked when it is reused).
    `$SRT_DATASETS_MIRROR` (`http://mirror:8080`) fetches `<mirror>/<host>/<path>` instead.
 
-`plan_lookup` is pure (the environment is a parameter); `find_or_fetch` does the I/O.
+`plan_lookup` is pure (the environment is a parameter); `find_or_fetch` does the I/O and
+returns what was used, with its sha256, for the job's `datasets_fetched.json` and lock.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import msgspec
 
 from srt_bench.errors import BenchDatasetError
+from srt_bench.fetch import Log, Origin, fetch_one, local_file
 from srt_bench.plans import EvalName
+from srt_schema.fetch import DatasetFetch, FetchedDataset
 
 __all__ = [
     "EVAL_SOURCES",
@@ -43,7 +44,6 @@ __all__ = [
 #: Environment variables that switch a job offline (Hugging Face's own).
 OFFLINE_VARIABLES = ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE")
 _TRUE = frozenset({"1", "true", "yes", "on"})
-DOWNLOAD_TIMEOUT_SECONDS = 300.0
 
 
 class EvalSource(msgspec.Struct, frozen=True, kw_only=True):
@@ -159,35 +159,26 @@ def _where(lookup: DatasetLookup) -> str:
     return ", ".join(places)
 
 
-def _download(url: str, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    try:
-        with (
-            os.fdopen(fd, "wb") as out,
-            httpx.stream(
-                "GET", url, timeout=DOWNLOAD_TIMEOUT_SECONDS, follow_redirects=True
-            ) as resp,
-        ):
-            if resp.status_code != 200:
-                raise BenchDatasetError(f"GET {url}: HTTP {resp.status_code}")
-            for chunk in resp.iter_bytes():
-                out.write(chunk)
-        Path(tmp).replace(dest)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-
-
-def find_or_fetch(lookup: DatasetLookup) -> Path:
-    """The first file of the lookup that exists, else the download; errors name every place
-    looked and how to fix it."""
+def find_or_fetch(lookup: DatasetLookup, log: Log = lambda _line: None) -> FetchedDataset:
+    """The first file of the lookup that exists, else the download (srt_bench.fetch: under a
+    lock, atomically, sha256 recorded); errors name every place looked and how to fix it."""
+    source = EVAL_SOURCES[lookup.name]
     for candidate in lookup.candidates:
         if Path(candidate).is_file():
-            return Path(candidate)
+            if candidate == lookup.cache_file and lookup.download_url is not None:
+                return msgspec.structs.replace(
+                    fetch_one(_spec(lookup, lookup.download_url), log), eval=lookup.name
+                )
+            origin: Origin = "cache" if candidate == lookup.cache_file else "local"
+            return local_file(
+                Path(candidate), field="dataset_path", eval_name=lookup.name, origin=origin
+            )
     if lookup.hub_snapshots is not None:
-        found = sorted(Path(lookup.hub_snapshots).glob(f"*/{EVAL_SOURCES[lookup.name].file}"))
+        found = sorted(Path(lookup.hub_snapshots).glob(f"*/{source.file}"))
         if found:
-            return found[-1]
+            return local_file(
+                found[-1], field="dataset_path", eval_name=lookup.name, origin="cache"
+            )
     if len(lookup.candidates) == 1 and lookup.candidates[0] != lookup.cache_file:
         raise BenchDatasetError(
             f"$.benchmark.dataset_path: the {lookup.name} dataset {lookup.candidates[0]} does "
@@ -197,18 +188,26 @@ def find_or_fetch(lookup: DatasetLookup) -> Path:
     if lookup.download_url is None:
         raise BenchDatasetError(
             f"{lookup.name}: the dataset is not on this node and {lookup.offline_by} forbids a "
-            f"download; looked in: {_where(lookup)}; put {EVAL_SOURCES[lookup.name].file} (or "
+            f"download; looked in: {_where(lookup)}; put {source.file} (or "
             f"{lookup.name}.jsonl) in $SRT_DATASETS_DIR or the cache folder, or set "
             "benchmark.dataset_path"
         )
-    dest = Path(lookup.cache_file)
     try:
-        _download(lookup.download_url, dest)
-    except (httpx.HTTPError, OSError, BenchDatasetError) as exc:
+        fetched = fetch_one(_spec(lookup, lookup.download_url), log)
+    except BenchDatasetError as exc:
         raise BenchDatasetError(
-            f"{lookup.name}: cannot fetch {lookup.download_url} into {dest}: {exc}; looked in: "
-            f"{_where(lookup)}; on a node without internet access put "
-            f"{EVAL_SOURCES[lookup.name].file} in $SRT_DATASETS_DIR (or set "
-            "$SRT_DATASETS_MIRROR, or benchmark.dataset_path)"
+            f"{exc}\n  looked in: {_where(lookup)}; on a node without internet access put "
+            f"{source.file} (or {lookup.name}.jsonl) in $SRT_DATASETS_DIR instead"
         ) from exc
-    return dest
+    return msgspec.structs.replace(fetched, eval=lookup.name)
+
+
+def _spec(lookup: DatasetLookup, url: str) -> DatasetFetch:
+    published = EVAL_SOURCES[lookup.name].url
+    return DatasetFetch(
+        field="dataset_path",
+        what=f"the {lookup.name} dataset",
+        url=url,
+        cache_file=lookup.cache_file,
+        source=f"the published {lookup.name} file" if url == published else "$SRT_DATASETS_MIRROR",
+    )

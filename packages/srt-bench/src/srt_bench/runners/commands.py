@@ -205,7 +205,8 @@ def _safe(name: str) -> str:
 
 def build_mooncake_router(config: BenchRunConfig, out_dir: Path, stamp: str) -> CommandPlan:
     """`aiperf profile` replaying a Mooncake trace on its own schedule. The trace is read from
-    `dataset_path`, else `<datasets_dir>/<workload>_trace.jsonl` (never downloaded)."""
+    `dataset_path` (the downloaded trace when the plan fetched it: `srt_bench.fetch`), else
+    `<datasets_dir>/<workload>_trace.jsonl`."""
     b = config.benchmark
     workload = b.mooncake_workload or "conversation"
     if workload not in MOONCAKE_WORKLOADS:
@@ -219,8 +220,9 @@ def build_mooncake_router(config: BenchRunConfig, out_dir: Path, stamp: str) -> 
         trace = str(Path(config.datasets_dir) / f"{workload}_trace.jsonl")
     else:
         raise BenchConfigError(
-            "$.benchmark: mooncake-router needs the trace file: set benchmark.dataset_path or "
-            "datasets_dir in the run config (traces are never downloaded at run time)"
+            "$.benchmark: mooncake-router needs the trace file: set benchmark.dataset_path, "
+            "datasets_dir or a fetch in the run config (srtctl plans the download of the "
+            "published trace)"
         )
     artifact = out_dir / "artifacts" / f"{_safe(config.model_name)}_{workload}_{stamp}"
     argv = (

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from srt_schema.errors import Issue
+from srt_schema.fetch import is_url, split_pin
 from srt_schema.formatting import unknown_placeholders
 from srt_schema.recipe import BenchmarkConfig
 from srt_schema.registry import (
@@ -168,13 +169,7 @@ def runner_inputs(ctx: Context) -> Iterator[Issue]:
                 f"'{workload}' is not a Mooncake workload; use one of "
                 f"{', '.join(MOONCAKE_WORKLOADS)}",
             )
-        if not bench.dataset_path:
-            yield ctx.issue(
-                "$.benchmark.dataset_path",
-                "benchmark.type 'mooncake-router' replays a local Mooncake trace and nothing is "
-                "downloaded at run time; set benchmark.dataset_path to the trace .jsonl file "
-                "inside the container (mount it with container_mounts)",
-            )
+        # without dataset_path the job downloads the published trace (srt_planner.datasets)
     elif kind == "router":
         frontend = ctx.recipe.frontend.type
         canonical = canonical_frontend(frontend) if frontend in FRONTENDS else frontend
@@ -189,6 +184,31 @@ def runner_inputs(ctx: Context) -> Iterator[Issue]:
             parse_prefix_ratios(bench.prefix_ratios)
         except ValueError as exc:
             yield ctx.issue("$.benchmark.prefix_ratios", str(exc))
+
+
+def remote_files(ctx: Context) -> Iterator[Issue]:
+    """A file given as an http(s) URL is downloaded by the job only where the runner reads it
+    (mooncake-router's dataset_path, trace-replay's trace_file); a #sha256= pin must be one."""
+    bench = ctx.recipe.benchmark
+    kind = bench.type
+    if kind != "mooncake-router" and is_url(bench.dataset_path):
+        yield ctx.issue(
+            "$.benchmark.dataset_path",
+            f"'{bench.dataset_path}' is a URL, and benchmark.type '{kind}' reads dataset_path "
+            "as a file (only mooncake-router downloads it); download the file and set "
+            "dataset_path to its path inside the container",
+        )
+    for name in ("dataset_path", "trace_file"):
+        value = getattr(bench, name)
+        if is_url(value):
+            try:
+                split_pin(value)
+            except ValueError as exc:
+                yield ctx.issue(
+                    f"$.benchmark.{name}",
+                    f"'{value}': {exc}; write #sha256=<the sha256 of the file> (the lock's "
+                    "lock.datasets[].pinned_url) or drop the fragment",
+                )
 
 
 #: Variables that switch a job offline (Hugging Face's own; srt_bench.evals.sources reads them).
@@ -334,4 +354,4 @@ def templates(ctx: Context) -> Iterator[Issue]:
             )
 
 
-RULES = (benchmark, concurrencies, runner_inputs, misc, templates)
+RULES = (benchmark, concurrencies, runner_inputs, remote_files, misc, templates)
