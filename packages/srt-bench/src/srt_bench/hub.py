@@ -95,7 +95,6 @@ def _http_status(exc: BaseException) -> str:
 def fetch_hub_model(model: str, environ: Mapping[str, str] | None = None) -> HubSnapshot:
     """Fetch :data:`WANTED_FILES` of ``model`` (``hf:<repo>[@revision]``) into the HF cache (or
     find them there offline) and return where they are and which commit they are."""
-    import httpx2  # huggingface_hub's HTTP client
     from huggingface_hub import HfApi, hf_hub_download
     from huggingface_hub.errors import (
         GatedRepoError,
@@ -170,7 +169,9 @@ def fetch_hub_model(model: str, environ: Mapping[str, str] | None = None) -> Hub
                     "retry later, or check HF_ENDPOINT and HF_TOKEN",
                 )
             ) from exc
-        except (httpx2.TransportError, OSError) as exc:
+        except Exception as exc:
+            if not _unreachable(exc):
+                raise
             # the hub cannot be reached (huggingface_hub's connection errors): try the cache
             cached = _cached(repo, revision, cache)
             if cached is None:
@@ -212,6 +213,15 @@ def fetch_hub_model(model: str, environ: Mapping[str, str] | None = None) -> Hub
             )
         )
     return _snapshot(model, repo, revision, endpoint, cached, offline=True)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A connection failure: an OSError, or a transport error of huggingface_hub's HTTP client
+    (httpx-style, named by class so this package does not import the client itself)."""
+    return isinstance(exc, OSError) or any(
+        c.__name__ in ("TransportError", "TimeoutException") and c.__module__.startswith("httpx")
+        for c in type(exc).__mro__
+    )
 
 
 def _repo_folder(repo: str, cache: str) -> Path:

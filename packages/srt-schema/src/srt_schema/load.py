@@ -119,8 +119,10 @@ def with_tokenizer(doc: dict[str, Any], tokenizer: str | None) -> dict[str, Any]
         return doc
     model = doc.get("model")
     path = model.get("path") if isinstance(model, dict) else None
-    if isinstance(path, str) and path.startswith(HF_MODEL_PREFIX) and not bench.get(
-        "custom_tokenizer"
+    if (
+        isinstance(path, str)
+        and path.startswith(HF_MODEL_PREFIX)
+        and not bench.get("custom_tokenizer")
     ):
         return doc
     kind = bench.get("type", "manual")
