@@ -168,6 +168,12 @@ def build_benchmark(
     if windows is not None:
         # Power telemetry: srt-bench stamps each measured phase's window here (it creates it).
         env["SRT_MEASUREMENT_WINDOW_DIR"] = windows
+    tokenizer_step = None
+    if needs_tokenizer_step(ctx):
+        tokenizer_step = _tokenizer_step(ctx, node, dict(env), ctx.container(bench.container_image))
+        if is_hf_model(ctx.recipe.model.path):
+            # that step fetched the tokenizer into the HF cache: the client reads it from there
+            env["HF_HUB_OFFLINE"] = "1"
     argv: tuple[str, ...]
     if bench.type == "custom" and bench.command:
         argv = ("bash", "-lc", bench.command)
@@ -200,8 +206,8 @@ def build_benchmark(
         het_group=step.het_group,
     )
     specs = [spec]
-    if needs_tokenizer_step(ctx):
-        specs.insert(0, _tokenizer_step(ctx, node, env, container))
+    if tokenizer_step is not None:
+        specs.insert(0, tokenizer_step)
     return specs, [GeneratedFile(path=BENCH_CONFIG, content=content)], BENCH_CONFIG
 
 
