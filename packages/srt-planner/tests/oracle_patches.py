@@ -27,7 +27,6 @@ from srt_schema.setpaths import PathOverride, parse_set
 __all__ = [
     "PATCHES",
     "PLACEHOLDER_DATASET",
-    "PLACEHOLDER_TOKENIZER",
     "Patch",
     "applicable",
     "expected_bench",
@@ -35,8 +34,6 @@ __all__ = [
     "reference_env",
 ]
 
-#: A local tokenizer folder (an absolute path is what srt-bench accepts); nothing reads it.
-PLACEHOLDER_TOKENIZER = "/oracle-placeholder/tokenizer"
 #: A local dataset / trace file; nothing reads it.
 PLACEHOLDER_DATASET = "/oracle-placeholder/dataset.jsonl"
 
@@ -58,29 +55,8 @@ def _bench(doc: dict[str, Any]) -> dict[str, Any]:
     return doc.get("benchmark") or {}
 
 
-def _no_local_tokenizer(doc: dict[str, Any]) -> bool:
-    """sa-bench with a hub / class tokenizer, or synthetic prompts of an ``hf:`` model."""
-    bench = _bench(doc)
-    if bench.get("type") != "sa-bench":
-        return False
-    tokenizer = bench.get("custom_tokenizer")
-    if tokenizer is not None:
-        return not str(tokenizer).startswith("/")
-    synthetic = bench.get("dataset_name") in (None, "random")
-    return synthetic and str((doc.get("model") or {}).get("path", "")).startswith("hf:")
-
-
 #: Keyed by the ``recipe-patch`` row's name.
 PATCHES: dict[str, Patch] = {
-    "benchmark.custom_tokenizer": Patch(
-        applies=_no_local_tokenizer,
-        overrides=(parse_set(f"benchmark.custom_tokenizer={PLACEHOLDER_TOKENIZER}"),),
-        refused=("$.benchmark.custom_tokenizer", "$.model.path"),
-        expected=(
-            ("tokenizer", PLACEHOLDER_TOKENIZER),
-            ("custom_tokenizer", PLACEHOLDER_TOKENIZER),
-        ),
-    ),
     "benchmark.dataset_path": Patch(
         applies=lambda doc: (
             _bench(doc).get("type") == "mooncake-router" and not _bench(doc).get("dataset_path")

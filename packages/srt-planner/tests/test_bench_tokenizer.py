@@ -6,14 +6,15 @@ import json
 from typing import Any
 
 from srt_planner import plan_job
-from srt_planner.benchmark import BENCH_CONFIG
+from srt_planner.benchmark import BENCH_CONFIG, TOKENIZER_STEP
+from srt_planner.plan import JobPlan
 from srt_schema import load_recipe_document
 from srt_schema.cluster import ClusterConfig
 
 CLUSTER = ClusterConfig(default_account="acct", default_partition="batch")
 
 
-def _bench_json(model: str, **benchmark: Any) -> dict[str, Any]:
+def _plan(model: str, **benchmark: Any) -> JobPlan:
     doc = {
         "schema": 2,
         "name": "tok",
@@ -24,8 +25,11 @@ def _bench_json(model: str, **benchmark: Any) -> dict[str, Any]:
         "benchmark": {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1], **benchmark},
     }
     (job,) = load_recipe_document(doc, file="r.yaml")  # validates: what srtctl validate accepts
-    plan = plan_job(job.recipe, CLUSTER, "node1", "1")
-    files = {f.path: f.content for f in plan.files}
+    return plan_job(job.recipe, CLUSTER, "node1", "1")
+
+
+def _bench_json(model: str, **benchmark: Any) -> dict[str, Any]:
+    files = {f.path: f.content for f in _plan(model, **benchmark).files}
     config: dict[str, Any] = json.loads(files[BENCH_CONFIG])
     return config
 
@@ -43,3 +47,32 @@ def test_custom_tokenizer_wins_over_the_model_folder() -> None:
 
 def test_without_custom_tokenizer_the_model_folder_is_the_tokenizer() -> None:
     assert _bench_json("/models/qwen3")["tokenizer_path"] == "/model"
+
+
+def test_an_hf_model_is_the_bench_tokenizer_loaded_before_the_workers() -> None:
+    plan = _plan("hf:Org/tiny-word", custom_tokenizer=None)
+    config = json.loads({f.path: f.content for f in plan.files}[BENCH_CONFIG])
+    assert config["tokenizer_path"] == "hf:Org/tiny-word"
+    by_name = {p.name: p for p in plan.processes}
+    step, bench = by_name[TOKENIZER_STEP], by_name["benchmark"]
+    assert step.phase == "model_staging" and step.oneshot and step.critical
+    assert step.argv[:2] == ("srt-bench", "tokenizer") and "hf_model.json" in step.argv[-1]
+    assert step.nodes == bench.nodes and step.container == bench.container
+    assert "HF_HUB_OFFLINE" not in step.env  # the step fetches ...
+    assert bench.env["HF_HUB_OFFLINE"] == "1"  # ... the client reads the cache
+    assert "HF_HUB_OFFLINE=1" in " ".join(bench.srun_argv)
+
+
+def test_a_tokenizer_class_is_built_from_the_model_folder_in_a_step_before_the_workers() -> None:
+    plan = _plan("/models/qwen3", custom_tokenizer="my_tokenizers.word.WordTokenizer")
+    config = json.loads({f.path: f.content for f in plan.files}[BENCH_CONFIG])
+    assert config["tokenizer_path"] == "/model"
+    assert config["benchmark"]["custom_tokenizer"] == "my_tokenizers.word.WordTokenizer"
+    by_name = {p.name: p for p in plan.processes}
+    assert by_name[TOKENIZER_STEP].phase == "model_staging"
+    assert "HF_HUB_OFFLINE" not in by_name["benchmark"].env
+
+
+def test_a_local_tokenizer_needs_no_step() -> None:
+    plan = _plan("/models/qwen3")
+    assert TOKENIZER_STEP not in {p.name for p in plan.processes}
