@@ -19,13 +19,21 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
 from srt_bench.errors import BenchHubError
 from srt_schema.served import HF_MODEL_PREFIX, parse_hf_model
 
-__all__ = ["WANTED_FILES", "HubSnapshot", "fetch_hub_model", "is_hub_ref"]
+__all__ = [
+    "WANTED_FILES",
+    "HubCheck",
+    "HubSnapshot",
+    "check_hub_model",
+    "fetch_hub_model",
+    "is_hub_ref",
+]
 
 #: The files a benchmark client reads, fetched when the repository has them.
 WANTED_FILES = (
@@ -96,12 +104,6 @@ def fetch_hub_model(model: str, environ: Mapping[str, str] | None = None) -> Hub
     """Fetch :data:`WANTED_FILES` of ``model`` (``hf:<repo>[@revision]``) into the HF cache (or
     find them there offline) and return where they are and which commit they are."""
     from huggingface_hub import HfApi, hf_hub_download
-    from huggingface_hub.errors import (
-        GatedRepoError,
-        HfHubHTTPError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
 
     env = os.environ if environ is None else environ
     repo, asked = parse_hf_model(model)
@@ -111,10 +113,6 @@ def fetch_hub_model(model: str, environ: Mapping[str, str] | None = None) -> Hub
     token = env.get("HF_TOKEN") or None
     offline = env.get("HF_HUB_OFFLINE", "").strip().lower() in _OFFLINE_VALUES
     where = f"{repo}@{revision}"
-    fix_token = (
-        "set HF_TOKEN in the environment srtctl runs in (it reaches the job through the "
-        "environment and is never written to a file)"
-    )
     if not offline:
         try:
             info = HfApi(endpoint=endpoint, token=token).model_info(repo, revision=revision)
@@ -126,50 +124,10 @@ def fetch_hub_model(model: str, environ: Mapping[str, str] | None = None) -> Hub
                 )
                 for f in files
             ]
-        except GatedRepoError as exc:
-            raise BenchHubError(
-                _diagnosis(
-                    model,
-                    endpoint,
-                    f"{_http_status(exc)}, gated repository {repo}",
-                    f"{repo} is gated: its files need the token of an account that accepted its "
-                    "license" + ("" if token else ", and HF_TOKEN is not set"),
-                    f"accept the license at {endpoint}/{repo}, then {fix_token}",
-                )
-            ) from exc
-        except RepositoryNotFoundError as exc:
-            raise BenchHubError(
-                _diagnosis(
-                    model,
-                    endpoint,
-                    f"{_http_status(exc)}, repository {repo} not found",
-                    f"there is no model repository {repo} on this hub, or it is private and "
-                    + ("HF_TOKEN has no access to it" if token else "HF_TOKEN is not set"),
-                    f"check the id in model.path (hf:<org>/<name>[@revision]); for a private "
-                    f"repository {fix_token}",
-                )
-            ) from exc
-        except RevisionNotFoundError as exc:
-            raise BenchHubError(
-                _diagnosis(
-                    model,
-                    endpoint,
-                    f"{_http_status(exc)}, revision {revision!r} not found",
-                    f"{repo} has no branch, tag or commit {revision!r}",
-                    "fix the part after '@' in model.path, or drop it to use main",
-                )
-            ) from exc
-        except HfHubHTTPError as exc:
-            raise BenchHubError(
-                _diagnosis(
-                    model,
-                    endpoint,
-                    _http_status(exc),
-                    f"the hub refused {where}: {str(exc).splitlines()[0]}",
-                    "retry later, or check HF_ENDPOINT and HF_TOKEN",
-                )
-            ) from exc
         except Exception as exc:
+            refusal = _refusal(exc, model, repo, revision, endpoint, token=token is not None)
+            if refusal is not None:
+                raise refusal from exc
             if not _unreachable(exc):
                 raise
             # the hub cannot be reached (huggingface_hub's connection errors): try the cache
@@ -213,6 +171,113 @@ def fetch_hub_model(model: str, environ: Mapping[str, str] | None = None) -> Hub
             )
         )
     return _snapshot(model, repo, revision, endpoint, cached, offline=True)
+
+
+_FIX_TOKEN = (
+    "set HF_TOKEN in the environment srtctl runs in (it reaches the job through the "
+    "environment and is never written to a file)"
+)
+
+
+def _refusal(
+    exc: BaseException, model: str, repo: str, revision: str, endpoint: str, *, token: bool
+) -> BenchHubError | None:
+    """The diagnosis of a hub refusal (401 gated or private, 404, unknown revision, another HTTP
+    status); None for any other error."""
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    status = _http_status(exc)
+    if isinstance(exc, GatedRepoError):
+        return BenchHubError(
+            _diagnosis(
+                model,
+                endpoint,
+                f"{status}, gated repository {repo}",
+                f"{repo} is gated: its files need the token of an account that accepted its "
+                "license" + ("" if token else ", and HF_TOKEN is not set"),
+                f"accept the license at {endpoint}/{repo}, then {_FIX_TOKEN}",
+            )
+        )
+    if isinstance(exc, RepositoryNotFoundError):
+        return BenchHubError(
+            _diagnosis(
+                model,
+                endpoint,
+                f"{status}, repository {repo} not found",
+                f"there is no model repository {repo} on this hub, or it is private and "
+                + ("HF_TOKEN has no access to it" if token else "HF_TOKEN is not set"),
+                "check the id in model.path (hf:<org>/<name>[@revision]); for a private "
+                f"repository {_FIX_TOKEN}",
+            )
+        )
+    if isinstance(exc, RevisionNotFoundError):
+        return BenchHubError(
+            _diagnosis(
+                model,
+                endpoint,
+                f"{status}, revision {revision!r} not found",
+                f"{repo} has no branch, tag or commit {revision!r}",
+                "fix the part after '@' in model.path, or drop it to use main",
+            )
+        )
+    if isinstance(exc, HfHubHTTPError):
+        return BenchHubError(
+            _diagnosis(
+                model,
+                endpoint,
+                status,
+                f"the hub refused {repo}@{revision}: {str(exc).splitlines()[0]}",
+                "retry later, or check HF_ENDPOINT and HF_TOKEN",
+            )
+        )
+    return None
+
+
+class HubCheck(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``srtctl preflight`` learnt about an ``hf:`` model from the hub."""
+
+    status: Literal["ok", "refused", "unreachable", "offline"]
+    #: The commit (ok), the diagnosis (refused) or why it was not checked.
+    detail: str
+
+
+def check_hub_model(model: str, environ: Mapping[str, str] | None = None) -> HubCheck:
+    """Ask the hub whether ``model`` resolves (its info only, nothing downloaded)."""
+    from huggingface_hub import HfApi, hf_hub_url
+
+    env = os.environ if environ is None else environ
+    repo, asked = parse_hf_model(model)
+    revision = asked or "main"
+    endpoint = _endpoint(env)
+    if env.get("HF_HUB_OFFLINE", "").strip().lower() in _OFFLINE_VALUES:
+        return HubCheck(status="offline", detail="HF_HUB_OFFLINE is set: the hub was not asked")
+    token = env.get("HF_TOKEN") or None
+    try:
+        api = HfApi(endpoint=endpoint, token=token)
+        info = api.model_info(repo, revision=revision)
+        # the info of a gated repo is public: ask for a file's metadata as the job will
+        present = {sib.rfilename for sib in info.siblings or ()}
+        for name in [f for f in WANTED_FILES if f in present][:1]:
+            url = hf_hub_url(repo, name, revision=revision, endpoint=endpoint)
+            api.get_hf_file_metadata(url=url)
+    except Exception as exc:
+        refusal = _refusal(exc, model, repo, revision, endpoint, token=token is not None)
+        if refusal is not None:
+            return HubCheck(status="refused", detail=str(refusal))
+        if not _unreachable(exc):
+            raise
+        return HubCheck(
+            status="unreachable",
+            detail=f"{endpoint} cannot be reached from this machine ({type(exc).__name__}); "
+            "not checked here: the job's bench_tokenizer step fetches it, or reads HF_HOME "
+            "when the nodes are offline",
+        )
+    return HubCheck(status="ok", detail=f"{repo}@{revision} is commit {info.sha}")
 
 
 def _unreachable(exc: BaseException) -> bool:
