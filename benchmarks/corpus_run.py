@@ -114,6 +114,24 @@ def stand_in_model(base: Path) -> str:
     return str(base / STAND_IN_FOLDER)
 
 
+#: One hub double per output base, for the process's life (its threads are daemons).
+_HUBS: dict[Path, Any] = {}
+
+
+def hub_url(base: Path) -> str:
+    """A Hugging Face hub double on 127.0.0.1 serving the stand-in model under every repository
+    id (docs/corpus-run.md#hub-models): an ``hf:`` recipe's benchmark client fetches its
+    tokenizer from it with huggingface_hub, as in a real job."""
+    if base not in _HUBS:
+        from srt_bench.testing import HubServer
+
+        hub = HubServer({}, default=Path(stand_in_model(base)))
+        hub.__enter__()
+        _HUBS[base] = hub
+    url: str = _HUBS[base].url
+    return url
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())[:300]
 
@@ -272,8 +290,11 @@ def run_case(case: Case, base: Path) -> Outcome:
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         return Outcome(case, False, time.monotonic() - start, f"does not plan: {exc}")
     marker = f"{os.getpid()}-{time.monotonic_ns()}"
-    # an accuracy eval would fetch its dataset from the internet: offline, it fails at once
-    env = {**os.environ, MARKER: marker, "HF_DATASETS_OFFLINE": "1"}
+    # an accuracy eval would fetch its dataset from the internet: offline, it fails at once;
+    # an hf: model's tokenizer comes from the hub double, into one HF_HOME for the tier
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_TOKEN")}
+    env |= {MARKER: marker, "HF_DATASETS_OFFLINE": "1"}
+    env |= {"HF_ENDPOINT": hub_url(base), "HF_HOME": str(base / "hf-home")}
     command = [*_srtctl(), "apply", "--local", "--stand-in-engines", "-f", str(recipe),
                "-o", str(base), "--json"]  # fmt: skip
     try:
