@@ -11,9 +11,9 @@ points) runs each of them, a larger one its first. Each job runs as
 with the tier's short benchmark (:func:`tier_document`, the same for every recipe; the rules are
 in docs/corpus-run.md), ``HF_ENDPOINT`` at a hub double serving the stand-in model under every
 repository id (:func:`hub_url`) and one ``HF_HOME`` under the output base. It passes when the
-health gate passed, the benchmark got output tokens at
-every concurrency, the rollup was written, the job completed, and no process of it is left. A
-case that cannot pass is a row of the exception table in docs/corpus-run.md, with its reason.
+health gate passed, the benchmark got output tokens at every concurrency, the rollup was
+written, the job completed, and no process of it is left. A case that cannot pass is a row of
+the exception table in docs/corpus-run.md, with its reason.
 
     uv run python benchmarks/corpus_run.py [--folder v2|v1] [--match TEXT] [--keep DIR]
 
