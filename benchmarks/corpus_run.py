@@ -9,9 +9,11 @@ points) runs each of them, a larger one its first. Each job runs as
     srtctl apply --local --stand-in-engines -f <the job's resolved recipe> --json
 
 with the tier's short benchmark (:func:`tier_document`, the same for every recipe; the rules are
-in docs/corpus-run.md). It passes when the health gate passed, the benchmark got output tokens at
-every concurrency, the rollup was written, the job completed, and no process of it is left. A
-case that cannot pass is a row of the exception table in docs/corpus-run.md, with its reason.
+in docs/corpus-run.md), ``HF_ENDPOINT`` at a hub double serving the stand-in model under every
+repository id (:func:`hub_url`) and one ``HF_HOME`` under the output base. It passes when the
+health gate passed, the benchmark got output tokens at every concurrency, the rollup was
+written, the job completed, and no process of it is left. A case that cannot pass is a row of
+the exception table in docs/corpus-run.md, with its reason.
 
     uv run python benchmarks/corpus_run.py [--folder v2|v1] [--match TEXT] [--keep DIR]
 
@@ -122,6 +124,24 @@ def stand_in_model(base: Path) -> str:
     from srt_planner.stand_in import STAND_IN_FOLDER
 
     return str(base / STAND_IN_FOLDER)
+
+
+#: One hub double per output base, for the process's life (its threads are daemons).
+_HUBS: dict[Path, Any] = {}
+
+
+def hub_url(base: Path) -> str:
+    """A Hugging Face hub double on 127.0.0.1 serving the stand-in model under every repository
+    id (docs/corpus-run.md#hub-models): an ``hf:`` recipe's benchmark client fetches its
+    tokenizer from it with huggingface_hub, as in a real job."""
+    if base not in _HUBS:
+        from srt_bench.testing import HubServer
+
+        hub = HubServer({}, default=Path(stand_in_model(base)))
+        hub.__enter__()
+        _HUBS[base] = hub
+    url: str = _HUBS[base].url
+    return url
 
 
 def _one_line(text: str) -> str:
@@ -309,7 +329,10 @@ def run_case(case: Case, base: Path) -> Outcome:
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         return Outcome(case, False, time.monotonic() - start, f"does not plan: {exc}")
     marker = f"{os.getpid()}-{time.monotonic_ns()}"
-    env = {**os.environ, MARKER: marker}
+    # an hf: model's tokenizer comes from the hub double, into one HF_HOME for the tier; the
+    # datasets come from the tier's static server (SRT_MOONCAKE_TRACE_URL, SRT_DATASETS_MIRROR)
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_TOKEN")}
+    env |= {MARKER: marker, "HF_ENDPOINT": hub_url(base), "HF_HOME": str(base / "hf-home")}
     command = [*_srtctl(), "apply", "--local", "--stand-in-engines", "-f", str(recipe),
                "-o", str(base), "--json"]  # fmt: skip
     try:

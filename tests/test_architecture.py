@@ -31,7 +31,7 @@ THIRD_PARTY: dict[str, set[str]] = {
     "srt_planner": {"msgspec"},
     "srt_runtime": {"msgspec", "httpx", "boto3", "botocore", "yaml"},
     "srt_telemetry": {"msgspec", "httpx", "polars"},
-    "srt_bench": {"msgspec", "httpx", "tokenizers"},
+    "srt_bench": {"msgspec", "httpx", "tokenizers", "huggingface_hub"},
     "srt_cli": {"msgspec", "click", "yaml", "ruamel"},
 }
 

@@ -325,15 +325,19 @@ def test_manual_waits_until_stopped(tmp_path: Path) -> None:
     assert order == ["stop", "returned"]
 
 
-def test_custom_tokenizer_classes_are_rejected() -> None:
+def test_a_custom_tokenizer_that_is_neither_a_path_nor_a_class_is_rejected() -> None:
     with pytest.raises(BenchConfigError) as err:
         build_plan(
-            _config(type="sa-bench", isl=1, osl=1, concurrencies=[1], custom_tokenizer="a.B"), CTX
+            _config(type="sa-bench", isl=1, osl=1, concurrencies=[1], custom_tokenizer="glm"), CTX
         )
     assert str(err.value) == (
-        "$.benchmark.custom_tokenizer: 'a.B' is not a local tokenizer: srt-bench loads a "
-        "tokenizer.json and never imports a tokenizer class or downloads one; set an absolute "
-        "path to a folder holding tokenizer.json (or to the file)"
+        "$.benchmark.custom_tokenizer: 'glm' is neither a local tokenizer nor a tokenizer class; "
+        "set an absolute path to a folder holding tokenizer.json (or to the file), or a class "
+        "path module.ClassName"
+    )
+    # a class path is accepted here (srt_bench.tokenizer imports it when the run starts)
+    build_plan(
+        _config(type="sa-bench", isl=1, osl=1, concurrencies=[1], custom_tokenizer="a.B"), CTX
     )
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import yaml
 from cli_testkit import Invoke
 
+from srt_bench.testing import HubServer
+
 
 def _with_model(recipe: Path, model: Path) -> Path:
     model.mkdir(parents=True, exist_ok=True)
@@ -145,3 +147,42 @@ def test_preflight_names_a_python_module_the_runtime_cannot_import(
     assert "cannot import 'srt_no_such_module'; install the package that provides it" in line
     # the modules the plan's own processes run (dynamo.mocker, dynamo.frontend) are installed
     assert "cannot import 'dynamo" not in result.stdout
+
+
+# -- an hf: model is asked of the hub (srt_bench.testing.HubServer on 127.0.0.1) --------------
+def _hub_recipe(data: Path, model: str) -> Path:
+    recipe = data / f"{model.replace(':', '-').replace('/', '-')}.yaml"
+    text = (data / "hello-service.yaml").read_text()
+    recipe.write_text(text.replace("hf:example/none", model))
+    return recipe
+
+
+def test_preflight_asks_the_hub_for_an_hf_model(invoke: Invoke, data: Path) -> None:
+    tiny = Path(__file__).resolve().parents[3] / "examples" / "models" / "tiny-word"
+    with HubServer({"Org/tiny": tiny, "Org/gated": tiny}, gated={"Org/gated": "tok"}) as hub:
+        env = {"HF_ENDPOINT": hub.url}
+        ok = invoke("preflight", "-f", str(_hub_recipe(data, "hf:Org/tiny")), env=env)
+        gated = _hub_recipe(data, "hf:Org/gated")
+        refused = invoke("preflight", "-f", str(gated), env=env)
+        opened = invoke("preflight", "-f", str(gated), env={**env, "HF_TOKEN": "tok"})
+        asked = hub.requests
+    assert ok.exit_code == 0, ok.output
+    assert ("GET", "/api/models/Org/tiny/revision/main") in asked
+    assert refused.exit_code == 4
+    assert (
+        "$.model.path: cannot fetch the tokenizer of hf:Org/gated from the Hugging Face hub "
+        "(HTTP 401, gated repository Org/gated)" in refused.stdout
+    )
+    assert opened.exit_code == 0, opened.output
+
+
+def test_preflight_says_when_it_cannot_reach_the_hub(invoke: Invoke, data: Path) -> None:
+    with HubServer({}) as hub:
+        url = hub.url  # nothing listens there once it is closed
+    recipe = _hub_recipe(data, "hf:Org/tiny")
+    result = invoke("preflight", "-f", str(recipe), env={"HF_ENDPOINT": url})
+    assert result.exit_code == 0, result.output
+    assert f"{url} cannot be reached from this machine" in result.stdout
+    assert "(not checked; the job's bench_tokenizer step fails first if it is refused)" in (
+        result.stdout
+    )

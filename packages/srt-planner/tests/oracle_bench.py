@@ -230,7 +230,11 @@ def _our_record(
     config = decode_run_config(files["bench.json"].encode())
     b = config.benchmark
     record["endpoint"] = _endpoint(config.endpoint, addresses[step.nodes[0]])
-    record["tokenizer"] = config.tokenizer_path
+    tokenizer = config.tokenizer_path
+    # bench.json marks a hub id as hf:<repo> (srt_bench.hub fetches it); the reference's client
+    # is given the bare id and tells ids from folders itself
+    hub = tokenizer is not None and tokenizer.startswith("hf:")
+    record["tokenizer"] = tokenizer[len("hf:") :] if hub and tokenizer else tokenizer
     problems: list[str] = []
     match b.type:
         case "sa-bench":

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from srt_planner import plan_job
-from srt_planner.benchmark import BENCH_CONFIG
-from srt_planner.plan import StandIn
+from srt_planner.benchmark import BENCH_CONFIG, TOKENIZER_STEP
+from srt_planner.plan import JobPlan, StandIn
 from srt_schema import load_recipe_document
 from srt_schema.cluster import ClusterConfig
 
@@ -15,7 +15,7 @@ CLUSTER = ClusterConfig(default_account="acct", default_partition="batch")
 _SA: dict[str, Any] = {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]}
 
 
-def _bench_json(model: str, stand_in: StandIn | None = None, **benchmark: Any) -> dict[str, Any]:
+def _plan(model: str, stand_in: StandIn | None = None, **benchmark: Any) -> JobPlan:
     doc = {
         "schema": 2,
         "name": "tok",
@@ -26,8 +26,11 @@ def _bench_json(model: str, stand_in: StandIn | None = None, **benchmark: Any) -
         "benchmark": benchmark or {"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
     }
     (job,) = load_recipe_document(doc, file="r.yaml")  # validates: what srtctl validate accepts
-    plan = plan_job(job.recipe, CLUSTER, "node1", "1", stand_in=stand_in)
-    files = {f.path: f.content for f in plan.files}
+    return plan_job(job.recipe, CLUSTER, "node1", "1", stand_in=stand_in)
+
+
+def _bench_json(model: str, stand_in: StandIn | None = None, **benchmark: Any) -> dict[str, Any]:
+    files = {f.path: f.content for f in _plan(model, stand_in, **benchmark).files}
     config: dict[str, Any] = json.loads(files[BENCH_CONFIG])
     return config
 
@@ -54,3 +57,34 @@ def test_with_stand_in_engines_an_aiperf_runner_counts_with_the_stand_in_model()
     config = _bench_json("qwen3-32b", stand_in, type="mooncake-router")
     assert config["tokenizer_path"] == "/out/.stand-in-model"
     assert _bench_json("qwen3-32b", type="mooncake-router")["tokenizer_path"] == "/model"
+    # a hub model's tokenizer still comes from the hub (the corpus tier's double serves it)
+    assert _bench_json("hf:Org/tiny-word", stand_in, **_SA)["tokenizer_path"] == "hf:Org/tiny-word"
+
+
+def test_an_hf_model_is_the_bench_tokenizer_loaded_before_the_workers() -> None:
+    plan = _plan("hf:Org/tiny-word", **_SA, custom_tokenizer=None)
+    config = json.loads({f.path: f.content for f in plan.files}[BENCH_CONFIG])
+    assert config["tokenizer_path"] == "hf:Org/tiny-word"
+    by_name = {p.name: p for p in plan.processes}
+    step, bench = by_name[TOKENIZER_STEP], by_name["benchmark"]
+    assert step.phase == "model_staging" and step.oneshot and step.critical
+    assert step.argv[:2] == ("srt-bench", "tokenizer") and "hf_model.json" in step.argv[-1]
+    assert step.nodes == bench.nodes and step.container == bench.container
+    assert "HF_HUB_OFFLINE" not in step.env  # the step fetches ...
+    assert bench.env["HF_HUB_OFFLINE"] == "1"  # ... the client reads the cache
+    assert "HF_HUB_OFFLINE=1" in " ".join(bench.srun_argv)
+
+
+def test_a_tokenizer_class_is_built_from_the_model_folder_in_a_step_before_the_workers() -> None:
+    plan = _plan("/models/qwen3", **_SA, custom_tokenizer="my_tokenizers.word.WordTokenizer")
+    config = json.loads({f.path: f.content for f in plan.files}[BENCH_CONFIG])
+    assert config["tokenizer_path"] == "/model"
+    assert config["benchmark"]["custom_tokenizer"] == "my_tokenizers.word.WordTokenizer"
+    by_name = {p.name: p for p in plan.processes}
+    assert by_name[TOKENIZER_STEP].phase == "model_staging"
+    assert "HF_HUB_OFFLINE" not in by_name["benchmark"].env
+
+
+def test_a_local_tokenizer_needs_no_step() -> None:
+    plan = _plan("/models/qwen3")
+    assert TOKENIZER_STEP not in {p.name for p in plan.processes}

@@ -57,13 +57,6 @@ REFUSED: dict[str, str] = {
     "SemiAnalysisAI/srt-slurm/examples/features/override.yaml": "$.frontend.type",
     "SemiAnalysisAI/srt-slurm/examples/features/services.yaml": "$.frontend.type",
     "SemiAnalysisAI/srt-slurm/examples/sglang/sglang-router-agg.yaml": "$.frontend.type",
-    # Schema-valid, refused at validate instead of inside the allocation: an `hf:` model is pulled
-    # by the engine, so sa-bench has no tokenizer.json for its synthetic prompts (nothing is staged
-    # or downloaded); the message names benchmark.custom_tokenizer as the fix.
-    "NVIDIA/srt-slurm/examples/features/sglang-sidecar-multinode-dp.yaml": "$.model.path",
-    "NVIDIA/srt-slurm/examples/sglang/sgl-router-disagg.yaml": "$.model.path",
-    "SemiAnalysisAI/srt-slurm/examples/local/vllm-agg-1gpu.yaml": "$.model.path",
-    "SemiAnalysisAI/srt-slurm/examples/vllm/smg-dep16.yaml": "$.model.path",
 }
 
 # v2 files the JSON Schema alone rejects but our pipeline loads, with the reason.

@@ -415,18 +415,22 @@ def test_every_variant_of_a_locked_override_file_carries_the_lock(make_recipe: A
 
 
 # -- a caller-supplied tokenizer (the stand-in engine mode) -------------------------------------
-def test_a_supplied_tokenizer_lets_an_hf_model_with_synthetic_prompts_load(
+def test_an_hf_model_with_synthetic_prompts_loads_and_keeps_its_hub_tokenizer(
     make_recipe: Any,
 ) -> None:
     doc = make_recipe(
         model={"path": "hf:Qwen/Qwen3-0.6B", "container": "c.sqsh", "precision": "bf16"},
         benchmark={"type": "sa-bench", "isl": 8, "osl": 8, "concurrencies": [1]},
     )
-    with pytest.raises(RecipeError, match=r"\$\.model\.path: 'hf:Qwen/Qwen3-0\.6B' is pulled"):
-        load_recipe_document(doc, file="r.yaml")
+    (job,) = load_recipe_document(doc, file="r.yaml")  # the client fetches it from the hub
+    assert job.recipe.benchmark.custom_tokenizer is None
+    # the stand-in mode's tokenizer does not replace the hub's: the hub path runs there too
+    (job,) = load_recipe_document(doc, file="r.yaml", tokenizer="/out/.stand-in-model")
+    assert job.recipe.benchmark.custom_tokenizer is None
+    # ... but it does replace a tokenizer class, which the stand-in host cannot import
+    doc["benchmark"]["custom_tokenizer"] = "sa_bench_tokenizers.vllm_deepseek_v4.Tokenizer"
     (job,) = load_recipe_document(doc, file="r.yaml", tokenizer="/out/.stand-in-model")
     assert job.recipe.benchmark.custom_tokenizer == "/out/.stand-in-model"
-    assert job.document["benchmark"]["custom_tokenizer"] == "/out/.stand-in-model"
 
 
 def test_a_supplied_tokenizer_replaces_the_recipes_and_skips_types_without_one(

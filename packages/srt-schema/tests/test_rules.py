@@ -817,23 +817,28 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "concurrencies: [4, 8]",
     ),
     (
-        "custom tokenizer that is a class name",
-        lambda d: d["benchmark"].update(
-            custom_tokenizer="sa_bench_tokenizers.sglang_deepseek_v4.SGLangDeepseekV4Tokenizer"
-        ),
+        "custom tokenizer that is neither a path nor a class",
+        lambda d: d["benchmark"].update(custom_tokenizer="glm_moe_dsa"),
         "$.benchmark.custom_tokenizer",
-        "'sa_bench_tokenizers.sglang_deepseek_v4.SGLangDeepseekV4Tokenizer' is not a local "
-        "tokenizer: srt-bench loads a tokenizer.json and never imports a tokenizer class or "
-        "downloads one from the hub; set an absolute path to a folder holding tokenizer.json (or "
-        "to the file), or unset custom_tokenizer to use the model's own",
+        "'glm_moe_dsa' is neither a local tokenizer nor a tokenizer class: set an absolute path "
+        "to a folder holding tokenizer.json (or to the file), or a class path 'module.ClassName' "
+        "importable in the benchmark's environment (srt-bench calls its from_pretrained(<model "
+        "folder>)), or unset custom_tokenizer to use the model's own",
     ),
     (
-        "hub model with synthetic prompts and no tokenizer",
-        lambda d: d["model"].update(path="hf:Qwen/Qwen3-0.6B"),
+        "hub model with a revision",
+        lambda d: d["model"].update(path="hf:Qwen/Qwen3-0.6B@v1"),
         "$.model.path",
-        "'hf:Qwen/Qwen3-0.6B' is pulled from the Hugging Face hub by the engine, so there is no "
-        "tokenizer.json on disk for sa-bench's synthetic prompts; set benchmark.custom_tokenizer "
-        "to a local folder holding the model's tokenizer.json",
+        "'hf:Qwen/Qwen3-0.6B@v1': the engines are given the repository id only, so a revision "
+        "after '@' would hold for the benchmark's tokenizer and not for the weights; use "
+        "hf:Qwen/Qwen3-0.6B (the job pins the commit it resolved in recipe.lock.yaml as "
+        "lock.hf_model.commit), or download that revision and set model.path to the folder",
+    ),
+    (
+        "hub model id that is not a repository id",
+        lambda d: d["model"].update(path="hf:Qwen/Qwen3 0.6B"),
+        "$.model.path",
+        "'hf:Qwen/Qwen3 0.6B' is not hf:<org>/<name>[@revision] (e.g. hf:Qwen/Qwen3-0.6B)",
     ),
     (
         "offline accuracy eval that names no dataset",

@@ -5,6 +5,7 @@ srt-bench rollup --config bench.json [--out DIR]
 srt-bench energy --log-dir LOG [--power-dir DIR] [--cpu-power-dir DIR]
 srt-bench profiles --log-dir LOG [--expect-nsys OUTPUT]... [--expect-dir PHASE]...
 srt-bench validity --log-dir LOG [--power-dir DIR] [--expect-concurrency N]... [--single-host]
+srt-bench tokenizer --config bench.json [--record FILE]
 srt-bench types
 """
 
@@ -110,6 +111,13 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="the job's status_events.jsonl (default: as logs/health_gate.json names it)",
     )
+    tok = sub.add_parser(
+        "tokenizer",
+        help="load the tokenizer the run will use (fetch an hf: model's files into the HF cache, "
+        "import a custom_tokenizer class) and record the hub commit",
+    )
+    tok.add_argument("--config", required=True, type=Path, help="bench.json written by the planner")
+    tok.add_argument("--record", type=Path, help="write the fetched hub snapshot here (JSON)")
     sub.add_parser("types", help="list the registered benchmark types")
     return parser
 
@@ -190,6 +198,31 @@ def _validity(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tokenizer(args: argparse.Namespace) -> int:
+    """The job's first step that needs the tokenizer: fail here, before the workers load."""
+    from srt_bench.sa_bench_settings import build_sa_bench_settings
+    from srt_bench.tokenizer import load_bench_tokenizer
+
+    settings = build_sa_bench_settings(read_run_config(args.config))
+    loaded = load_bench_tokenizer(settings.tokenizer_path, settings.tokenizer_class)
+    if loaded is None:
+        _log("tokenizer: the run config names none")
+        return 0
+    how = f" built by {settings.tokenizer_class}" if settings.tokenizer_class else ""
+    _log(f"tokenizer: {loaded.source}{how}: loaded")
+    if loaded.hub is not None:
+        hub = loaded.hub
+        where = "from the cache (offline)" if hub.offline else f"from {hub.endpoint}"
+        _log(
+            f"tokenizer: {hub.repo}@{hub.revision} is commit {hub.commit}, "
+            f"{len(hub.files)} file(s) {where} in {hub.folder}"
+        )
+        if args.record is not None:
+            args.record.parent.mkdir(parents=True, exist_ok=True)
+            args.record.write_bytes(msgspec.json.format(msgspec.json.encode(hub)) + b"\n")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     config = _with_overrides(read_run_config(args.config), args.endpoint, args.out)
     window_dir = _window_dir(args.window_dir)  # before any request: exit 2 if it cannot be made
@@ -235,6 +268,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 code = _profiles(args)
             case "validity":
                 code = _validity(args)
+            case "tokenizer":
+                code = _tokenizer(args)
             case "types":
                 print("\n".join(registered_types()))
                 code = 0

@@ -7,9 +7,11 @@ __all__ = [
     "BenchDatasetError",
     "BenchError",
     "BenchGateError",
+    "BenchHubError",
     "BenchPowerFileError",
     "BenchRequestError",
     "BenchRollupFileError",
+    "BenchTokenizerError",
     "BenchValidityFileError",
     "BenchWindowDirError",
 ]
@@ -29,6 +31,15 @@ class BenchConfigError(BenchError):
 
 class BenchDatasetError(BenchError):
     """A dataset or tokenizer file is missing or malformed."""
+
+
+class BenchHubError(BenchError):
+    """A Hugging Face hub model could not be fetched (gated, missing, unreachable, not cached
+    offline); the message is the whole diagnosis."""
+
+
+class BenchTokenizerError(BenchError):
+    """``benchmark.custom_tokenizer`` names a class that cannot be imported or loaded."""
 
 
 class BenchRequestError(BenchError):

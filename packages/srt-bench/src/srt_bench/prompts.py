@@ -17,6 +17,7 @@ import msgspec
 from tokenizers import Tokenizer
 
 from srt_bench.errors import BenchDatasetError
+from srt_bench.tokenizer import BenchTokenizer, encode_ids
 
 __all__ = [
     "Prompt",
@@ -68,7 +69,7 @@ def draw_lengths(rng: random.Random, length: int, ratio: float, n: int) -> list[
     return [rng.randint(low, high) for _ in range(n)]
 
 
-def _special_ids(tokenizer: Tokenizer) -> set[int]:
+def _special_ids(tokenizer: BenchTokenizer) -> set[int]:
     """Added tokens and the unknown token: never part of a synthetic prompt."""
     ids = set(tokenizer.get_added_tokens_decoder())
     for name in ("<unk>", "[UNK]", "<|endoftext|>"):
@@ -78,17 +79,15 @@ def _special_ids(tokenizer: Tokenizer) -> set[int]:
     return ids
 
 
-def round_trip_vocab(tokenizer: Tokenizer) -> list[int]:
+def round_trip_vocab(tokenizer: BenchTokenizer) -> list[int]:
     """Regular token ids that decode to text which encodes back to exactly that id (drops
     special tokens and, in byte-level vocabularies, bytes that are not valid UTF-8 alone)."""
     special = _special_ids(tokenizer)
     ids = [i for i in range(tokenizer.get_vocab_size(with_added_tokens=False)) if i not in special]
     texts = tokenizer.decode_batch([[i] for i in ids])
-    encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
+    encoded = encode_ids(tokenizer, texts)
     stable = [
-        (i, text)
-        for i, text, enc in zip(ids, texts, encoded, strict=True)
-        if text and enc.ids == [i]
+        (i, text) for i, text, enc in zip(ids, texts, encoded, strict=True) if text and enc == [i]
     ]
     # Space-led words (" the") start a new pre-token in byte-level and similar vocabularies, so
     # they never merge with their neighbours: prompts built from them keep their exact length.
@@ -99,7 +98,7 @@ def round_trip_vocab(tokenizer: Tokenizer) -> list[int]:
 
 
 def _repair(
-    tokenizer: Tokenizer,
+    tokenizer: BenchTokenizer,
     rng: random.Random,
     vocab: list[int],
     *,
@@ -124,7 +123,7 @@ def _repair(
 
 
 def build_synthetic_prompts(
-    tokenizer: Tokenizer,
+    tokenizer: BenchTokenizer,
     *,
     count: int,
     isl: int,
@@ -143,13 +142,13 @@ def build_synthetic_prompts(
     # text re-encodes to another length go through the repair rounds.
     drawn = [rng.choices(vocab, k=n) for n in input_lens]
     texts = tokenizer.decode_batch(drawn)
-    encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
+    encoded = encode_ids(tokenizer, texts)
     allowed = set(vocab)
     prompts = []
     for n, o, drawn_text, enc in zip(input_lens, output_lens, texts, encoded, strict=True):
         text = drawn_text
-        if len(enc.ids) != n:
-            text = _repair(tokenizer, rng, vocab, allowed=allowed, got=enc.ids, n=n)
+        if len(enc) != n:
+            text = _repair(tokenizer, rng, vocab, allowed=allowed, got=enc, n=n)
         prompts.append(Prompt(text=text, tokens=n, output_tokens=o))
     return prompts
 
@@ -181,7 +180,7 @@ def read_custom_dataset(path: Path) -> list[_DatasetRow]:
 
 def sample_dataset_prompts(
     rows: list[_DatasetRow],
-    tokenizer: Tokenizer | None,
+    tokenizer: BenchTokenizer | None,
     *,
     count: int,
     osl: int | None,

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from tokenizers import Tokenizer
 
 from srt_bench.client import PreparedRequest, StreamClient, build_request_body
 from srt_bench.client_load import LoopMonitor
@@ -30,7 +29,6 @@ from srt_bench.prompts import (
     Prompt,
     build_synthetic_prompts,
     read_custom_dataset,
-    read_tokenizer,
     sample_dataset_prompts,
 )
 from srt_bench.records import RequestRecord
@@ -38,6 +36,7 @@ from srt_bench.results import MAX_FAILURE_RATE, build_outcome, build_result, res
 from srt_bench.sa_bench_settings import SaBenchSettings, result_dir_name
 from srt_bench.slow_down import SlowDownControl, slow_down_headers
 from srt_bench.stats import PhaseMetrics, build_phase_metrics
+from srt_bench.tokenizer import BenchTokenizer, load_bench_tokenizer
 from srt_bench.windows import build_window, write_window
 from srt_bench.workloads.session import (
     WorkloadPhase,
@@ -111,7 +110,7 @@ def prepare_requests(
 
 
 def count_missing_tokens(
-    records: Sequence[RequestRecord], tokenizer: Tokenizer | None
+    records: Sequence[RequestRecord], tokenizer: BenchTokenizer | None
 ) -> list[RequestRecord]:
     """Count output tokens by re-tokenizing the text of completed requests the server gave no
     usage for (only when a tokenizer is available)."""
@@ -128,7 +127,7 @@ def count_missing_tokens(
 def _prompts(
     config: BenchRunConfig,
     settings: SaBenchSettings,
-    tokenizer: Tokenizer | None,
+    tokenizer: BenchTokenizer | None,
     count: int,
     seed: int,
 ) -> list[Prompt]:
@@ -196,7 +195,7 @@ class _Phases:
         *,
         config: BenchRunConfig,
         settings: SaBenchSettings,
-        tokenizer: Tokenizer | None,
+        tokenizer: BenchTokenizer | None,
         out_dir: Path,
         window_dir: Path | None,
         log: Log,
@@ -472,7 +471,11 @@ def run_sa_bench(
 ) -> list[PhaseSummary]:
     """Run every phase; raises `BenchGateError` after writing the failing phase's result. With
     `choose`, run the phases it picks instead of `settings.concurrencies` (no gate raises)."""
-    tokenizer = read_tokenizer(settings.tokenizer_path) if settings.tokenizer_path else None
+    loaded = load_bench_tokenizer(settings.tokenizer_path, settings.tokenizer_class)
+    tokenizer = None if loaded is None else loaded.tokenizer
+    if loaded is not None and loaded.hub is not None:
+        hub = loaded.hub
+        log(f"tokenizer of {hub.model}: {hub.repo}@{hub.commit} in {hub.folder}")
     if settings.slow_down_ignored:
         log(settings.slow_down_ignored)
     phases = _Phases(

@@ -31,6 +31,7 @@ from srt_schema.registry import (
     SA_BENCH_DATASETS,
     SaBenchDataset,
     is_local_tokenizer,
+    is_tokenizer_class,
 )
 
 __all__ = ["SaBenchSettings", "SlowDown", "build_sa_bench_settings", "result_dir_name"]
@@ -51,8 +52,12 @@ class SaBenchSettings(msgspec.Struct, frozen=True, kw_only=True):
     dataset: SaBenchDataset
     dataset_path: str | None
     #: `tokenizer.json` (or the folder holding it) prompts are built and counted with:
-    #: `benchmark.custom_tokenizer` when set, else the run config's `tokenizer_path`.
+    #: `benchmark.custom_tokenizer` when it is a path, else the run config's `tokenizer_path`
+    #: (the model folder, or `hf:<repo>`: fetched from the hub, srt_bench.hub).
     tokenizer_path: str | None
+    #: `benchmark.custom_tokenizer` when it is a class path (`module.ClassName`, built with
+    #: `from_pretrained(<tokenizer_path's folder>)`, srt_bench.tokenizer).
+    tokenizer_class: str | None
     isl: int | None
     osl: int | None
     range_ratio: float
@@ -136,12 +141,14 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         raise BenchConfigError(
             "$.benchmark.concurrencies: sa-bench needs at least one concurrency, e.g. [4, 8]"
         )
-    if b.custom_tokenizer is not None and not is_local_tokenizer(b.custom_tokenizer):
+    custom = b.custom_tokenizer
+    if custom is not None and not (is_local_tokenizer(custom) or is_tokenizer_class(custom)):
         raise BenchConfigError(
-            f"$.benchmark.custom_tokenizer: {b.custom_tokenizer!r} is not a local tokenizer: "
-            "srt-bench loads a tokenizer.json and never imports a tokenizer class or downloads "
-            "one; set an absolute path to a folder holding tokenizer.json (or to the file)"
+            f"$.benchmark.custom_tokenizer: {custom!r} is neither a local tokenizer nor a "
+            "tokenizer class; set an absolute path to a folder holding tokenizer.json (or to the "
+            "file), or a class path module.ClassName"
         )
+    local_custom = custom if custom is not None and is_local_tokenizer(custom) else None
     dataset_name = b.dataset_name or "random"
     if dataset_name not in SA_BENCH_DATASETS:
         raise BenchConfigError(
@@ -173,7 +180,8 @@ def build_sa_bench_settings(config: BenchRunConfig) -> SaBenchSettings:
         concurrencies=concurrencies,
         dataset=dataset,
         dataset_path=b.dataset_path,
-        tokenizer_path=b.custom_tokenizer or config.tokenizer_path,
+        tokenizer_path=local_custom or config.tokenizer_path,
+        tokenizer_class=None if custom is None or local_custom else custom,
         isl=isl,
         osl=None if isinstance(config.workload, TraceReplay) else b.osl,
         range_ratio=ratio,
@@ -203,7 +211,9 @@ def _workload_isl(config: BenchRunConfig, dataset: SaBenchDataset) -> int | None
             f"$.benchmark.workload: a {kind} workload builds its own prompts; drop dataset_name "
             "'custom' or the workload"
         )
-    if not (b.custom_tokenizer or config.tokenizer_path):
+    if not config.tokenizer_path and not (
+        b.custom_tokenizer and is_local_tokenizer(b.custom_tokenizer)
+    ):
         raise BenchConfigError(
             f"$.tokenizer_path: a {kind} workload needs the model's tokenizer to build prompts"
         )

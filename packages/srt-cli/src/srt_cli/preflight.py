@@ -5,6 +5,7 @@ cluster config says (docs/recipes.md#preflight). Reads the filesystem and PATH; 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,8 @@ class Finding:
     message: str
     #: False for a program of a non-critical process: reported, but it does not block the job.
     fatal: bool = True
+    #: Said after a non-fatal finding instead of the default note.
+    note: str | None = None
 
 
 def preflight_path(edge: Edge, python: str) -> str:
@@ -155,18 +158,43 @@ def _check_modules(plan: JobPlan, python: str) -> list[Finding]:
     ]
 
 
+def check_hub(model: str, environ: Mapping[str, str]) -> Finding | None:
+    """An ``hf:`` model: does the hub resolve it (``HF_ENDPOINT``, ``HF_TOKEN``)? A refusal (401
+    gated, 404) blocks the job; a hub this machine cannot reach is said, not a failure."""
+    from srt_bench.hub import check_hub_model
+
+    check = check_hub_model(model, environ)
+    if check.status == "ok":
+        return None
+    if check.status == "refused":
+        return Finding("$.model.path", check.detail)
+    return Finding(
+        "$.model.path",
+        f"{model}: {check.detail}",
+        fatal=False,
+        note=" (not checked; the job's bench_tokenizer step fails first if it is refused)",
+    )
+
+
 def check_job(
     planned: PlannedJob,
     cluster: ClusterConfig | None,
     *,
     search_path: str,
     python: str,
+    environ: Mapping[str, str] | None = None,
 ) -> list[Finding]:
     """Every failed check of one planned job (empty when it may be submitted). ``python``: the
-    runtime interpreter, whose ``python -m`` modules are checked (container runtime none)."""
+    runtime interpreter, whose ``python -m`` modules are checked (container runtime none).
+    ``environ``: the environment the job gets (an ``hf:`` model is asked of the hub with it; no
+    hub check without it)."""
     findings: list[Finding] = []
     recipe = planned.job.recipe
     plan = planned.plan
+    if environ is not None and recipe.model.path.startswith("hf:"):
+        hub = check_hub(recipe.model.path, {**environ, **recipe.environment})
+        if hub is not None:
+            findings.append(hub)
     # A stand-in run reads no model weights: its stand-ins load the stand-in model.
     model = None if plan.stand_in is not None else _check_model(recipe.model.path, cluster)
     if model is not None:

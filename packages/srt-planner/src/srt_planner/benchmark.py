@@ -12,16 +12,29 @@ from srt_planner.datasets import plan_fetches
 from srt_planner.engines.base import WorkerProcess
 from srt_planner.frontends import FrontendLayout, RouterInput, placed_node, public_url
 from srt_planner.mounts import is_hf_model
-from srt_planner.plan import GeneratedFile, ProcessSpec
+from srt_planner.plan import ContainerSpec, GeneratedFile, ProcessSpec
 from srt_planner.power import window_dir
 from srt_planner.profiling import MARKER_FOLDER, auto_nsys_markers, bench_profiling
 from srt_planner.srun import SrunStep, render_srun, wrap_command
 from srt_schema.fetch import DatasetFetch
 from srt_schema.recipe import BenchmarkConfig
+from srt_schema.registry import is_local_tokenizer, is_tokenizer_class
 
-__all__ = ["BENCH_CONFIG", "build_benchmark", "render_run_config"]
+__all__ = [
+    "BENCH_CONFIG",
+    "HF_MODEL_RECORD",
+    "TOKENIZER_STEP",
+    "build_benchmark",
+    "needs_tokenizer_step",
+    "render_run_config",
+]
 
 BENCH_CONFIG = "bench.json"
+#: The one-shot step that loads the benchmark's tokenizer before the workers start.
+TOKENIZER_STEP = "bench_tokenizer"
+#: What that step writes for an ``hf:`` model (srt_bench.hub.HubSnapshot; the runtime copies it
+#: into recipe.lock.yaml as ``lock.hf_model``).
+HF_MODEL_RECORD = "hf_model.json"
 
 
 def _role_env(ctx: PlanContext, leaders: Sequence[WorkerProcess], role: str) -> dict[str, str]:
@@ -38,16 +51,35 @@ def _role_env(ctx: PlanContext, leaders: Sequence[WorkerProcess], role: str) -> 
     }
 
 
-def _tokenizer_path(ctx: PlanContext, benchmark: BenchmarkConfig) -> str | None:
-    """``benchmark.custom_tokenizer`` (a local tokenizer.json or its folder) when set, else the
-    model folder (the shared one: a staged copy is only on worker nodes), or with stand-in
-    engines the stand-in model they serve; an ``hf:`` model has none on disk."""
-    if benchmark.custom_tokenizer is not None:
-        return benchmark.custom_tokenizer
+def _tokenizer_path(ctx: PlanContext, benchmark: BenchmarkConfig) -> str:
+    """``benchmark.custom_tokenizer`` when it is a local tokenizer.json or its folder; else
+    ``hf:<repo>`` for a hub model (srt-bench fetches its tokenizer files, srt_bench.hub; with
+    stand-in engines too, so the hub path is the one exercised); else, with stand-in engines, the
+    stand-in model they serve (the aiperf runners count tokens with the served model's
+    tokenizer); else the model folder (the shared one: a staged copy is only on worker nodes).
+    A ``custom_tokenizer`` class builds the tokenizer from this folder."""
+    custom = benchmark.custom_tokenizer
+    if custom is not None and is_local_tokenizer(custom):
+        return custom
+    path = ctx.recipe.model.path
+    if is_hf_model(path):
+        return path
     if ctx.stand_in is not None:
-        # the aiperf runners count tokens with the served model's tokenizer: the stand-in's
         return ctx.stand_in.model
-    return None if is_hf_model(ctx.recipe.model.path) else ctx.shared_model_arg
+    return ctx.shared_model_arg
+
+
+def needs_tokenizer_step(ctx: PlanContext) -> bool:
+    """An sa-bench whose tokenizer comes from the hub or from a tokenizer class: it is loaded
+    once before the workers (:func:`build_benchmark`), so a refused repository or a class that
+    cannot be imported fails the job before any engine loads."""
+    bench = ctx.recipe.benchmark
+    if bench.type != "sa-bench":
+        return False
+    custom = bench.custom_tokenizer
+    if custom is not None and is_local_tokenizer(custom):
+        return False
+    return is_hf_model(ctx.recipe.model.path) or (custom is not None and is_tokenizer_class(custom))
 
 
 def render_run_config(
@@ -149,6 +181,12 @@ def build_benchmark(
     if windows is not None:
         # Power telemetry: srt-bench stamps each measured phase's window here (it creates it).
         env["SRT_MEASUREMENT_WINDOW_DIR"] = windows
+    tokenizer_step = None
+    if needs_tokenizer_step(ctx):
+        tokenizer_step = _tokenizer_step(ctx, node, dict(env), ctx.container(bench.container_image))
+        if is_hf_model(ctx.recipe.model.path):
+            # that step fetched the tokenizer into the HF cache: the client reads it from there
+            env["HF_HUB_OFFLINE"] = "1"
     argv: tuple[str, ...]
     if bench.type == "custom" and bench.command:
         argv = ("bash", "-lc", bench.command)
@@ -180,4 +218,48 @@ def build_benchmark(
         stop_tier=0,
         het_group=step.het_group,
     )
-    return [spec], [GeneratedFile(path=BENCH_CONFIG, content=content)], BENCH_CONFIG
+    specs = [spec]
+    if tokenizer_step is not None:
+        specs.insert(0, tokenizer_step)
+    return specs, [GeneratedFile(path=BENCH_CONFIG, content=content)], BENCH_CONFIG
+
+
+def _tokenizer_step(
+    ctx: PlanContext, node: str, env: dict[str, str], container: ContainerSpec | None
+) -> ProcessSpec:
+    """``srt-bench tokenizer`` on the benchmark's node, in its container and environment, before
+    the workers (phase ``model_staging``); a failure fails the job there."""
+    argv = (
+        "srt-bench",
+        "tokenizer",
+        "--config",
+        f"{ctx.in_log_dir}/{BENCH_CONFIG}",
+        "--record",
+        f"{ctx.in_log_dir}/{HF_MODEL_RECORD}",
+    )
+    log = f"{TOKENIZER_STEP}.out"
+    step = SrunStep(
+        step_name=TOKENIZER_STEP,
+        nodes=(node,),
+        log_path=ctx.log_path(log),
+        container=container,
+        options=dict(ctx.recipe.srun_options),
+        het_group=ctx.het_group(node),
+    )
+    task = wrap_command(argv, env=env, head=ctx.cluster.default_bash_preamble)
+    return ProcessSpec(
+        name=TOKENIZER_STEP,
+        kind="service",
+        role=TOKENIZER_STEP,
+        nodes=(node,),
+        env=env,
+        argv=argv,
+        srun_argv=() if ctx.local else render_srun(step, task, job_id=ctx.job_id),
+        container=container,
+        log_file=log,
+        phase="model_staging",
+        critical=True,
+        oneshot=True,
+        implied_by="model.path hf: / benchmark.custom_tokenizer class",
+        het_group=step.het_group,
+    )

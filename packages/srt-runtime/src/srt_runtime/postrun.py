@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from srt_planner.benchmark import HF_MODEL_RECORD
 from srt_runtime.files import write_atomic
 from srt_runtime.lockfile import read_dynamo_installs, update_lockfile
 from srt_runtime.reporting.lock_sections import build_lock_sections, read_fingerprints
@@ -89,6 +90,10 @@ def record_results(job_dir: Path, log_dir: Path, *, log: logging.Logger) -> None
         resource_snapshot=_read_json(log_dir / "resource_snapshot.json", log),
         results=_read_json(log_dir / "benchmark-rollup.json", log),
     )
+    hub_model = _read_json(log_dir / HF_MODEL_RECORD, log)
+    if hub_model is not None:
+        # the hub commit the benchmark's tokenizer resolved to (srt-bench tokenizer --record)
+        sections["hf_model"] = hub_model
     installs = read_dynamo_installs(log_dir)
     if installs:
         sections["dynamo_install"] = installs

@@ -25,6 +25,7 @@ from srt_schema.overrides import Variant, check_layout, expand_variants, is_over
 from srt_schema.recipe import Recipe
 from srt_schema.registry import BENCHMARK_FIELDS
 from srt_schema.schemas import load_schema
+from srt_schema.served import HF_MODEL_PREFIX
 from srt_schema.setpaths import PathOverride, apply_overrides
 from srt_schema.structural import check_document
 from srt_schema.sweep import expand_sweep
@@ -108,9 +109,21 @@ def dump_recipe(recipe: Recipe) -> dict[str, Any]:
 
 def with_tokenizer(doc: dict[str, Any], tokenizer: str | None) -> dict[str, Any]:
     """``doc`` with ``benchmark.custom_tokenizer`` set to ``tokenizer`` when its benchmark type
-    reads one (a caller-supplied local tokenizer: the stand-in engine mode's); else ``doc``."""
+    reads one (a caller-supplied local tokenizer: the stand-in engine mode's); else ``doc``.
+
+    An ``hf:`` model whose recipe names no ``custom_tokenizer`` keeps its own: the benchmark
+    client fetches it from the hub (``HF_ENDPOINT``) as in a real run, so that path is exercised
+    too (docs/design.md#stand-in-engines)."""
     bench = doc.get("benchmark")
     if tokenizer is None or not isinstance(bench, dict):
+        return doc
+    model = doc.get("model")
+    path = model.get("path") if isinstance(model, dict) else None
+    if (
+        isinstance(path, str)
+        and path.startswith(HF_MODEL_PREFIX)
+        and not bench.get("custom_tokenizer")
+    ):
         return doc
     kind = bench.get("type", "manual")
     if "custom_tokenizer" not in BENCHMARK_FIELDS.get(kind if isinstance(kind, str) else "", ()):

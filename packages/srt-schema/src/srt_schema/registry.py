@@ -13,6 +13,7 @@ Engine capabilities are ``srt_schema.roles.ENGINE_CAPABILITIES``.
 
 from __future__ import annotations
 
+import re
 from typing import Literal, get_args
 
 import msgspec
@@ -595,6 +596,16 @@ BENCHMARK_BOUNDS: dict[str, Bound] = {
 
 
 def is_local_tokenizer(value: str) -> bool:
-    """A ``benchmark.custom_tokenizer`` srt-bench can load: an absolute path to a folder holding
-    ``tokenizer.json`` or to the file itself (a hub name or a tokenizer class is not)."""
+    """A ``benchmark.custom_tokenizer`` srt-bench reads from disk: an absolute path to a folder
+    holding ``tokenizer.json`` or to the file itself."""
     return value.startswith("/")
+
+
+_CLASS_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+
+
+def is_tokenizer_class(value: str) -> bool:
+    """A ``benchmark.custom_tokenizer`` naming a tokenizer class, ``module.ClassName``: srt-bench
+    imports the module and calls ``ClassName.from_pretrained(<model folder>)`` (the sa-bench
+    client's interface, packages/srt-bench/README.md#custom-tokenizer-classes)."""
+    return bool(_CLASS_PATH.match(value))

@@ -19,6 +19,7 @@ different names are a validation error (``srt_schema.validate.served_rules``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, assert_never
 
@@ -39,6 +40,7 @@ __all__ = [
     "HF_MODEL_PREFIX",
     "NamedBy",
     "default_served_name",
+    "parse_hf_model",
     "served_model_name",
     "served_names_by_role",
 ]
@@ -58,10 +60,28 @@ class NamedBy(msgspec.Struct, frozen=True, kw_only=True):
     path: str
 
 
+#: A hub repository id: ``<name>`` or ``<org>/<name>`` of letters, digits and ``-_.``.
+_HUB_REPO = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.\-]*/)?[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+def parse_hf_model(model_path: str) -> tuple[str, str | None]:
+    """``hf:<org>/<name>[@revision]`` -> (repo id, revision or None); ValueError when the id is
+    not a hub repository id."""
+    body = model_path[len(HF_MODEL_PREFIX) :] if model_path.startswith(HF_MODEL_PREFIX) else ""
+    repo, _, revision = body.partition("@")
+    if not _HUB_REPO.match(repo) or ".." in repo or ("@" in body and not revision):
+        raise ValueError(
+            f"{model_path!r} is not hf:<org>/<name>[@revision] (e.g. hf:Qwen/Qwen3-0.6B)"
+        )
+    return repo, revision or None
+
+
 def default_served_name(model_path: str) -> str:
     """The last component of the model path (or of the HF id for ``hf:`` models)."""
     path = (
-        model_path[len(HF_MODEL_PREFIX) :] if model_path.startswith(HF_MODEL_PREFIX) else model_path
+        model_path[len(HF_MODEL_PREFIX) :].partition("@")[0]
+        if model_path.startswith(HF_MODEL_PREFIX)
+        else model_path
     )
     return path.rstrip("/").rsplit("/", 1)[-1]
 

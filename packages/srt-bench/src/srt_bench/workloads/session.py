@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, assert_never
 
 import msgspec
-from tokenizers import Tokenizer
 
 from srt_bench.client import Api, PreparedRequest
 from srt_bench.loadgen import PhaseRun, Sender, run_phase
 from srt_bench.records import RequestRecord
 from srt_bench.stats import percentile
+from srt_bench.tokenizer import BenchTokenizer
 from srt_bench.workloads.config import (
     MultiTurn,
     SharedPrefix,
@@ -57,7 +57,7 @@ class WorkloadSession:
     def __init__(
         self,
         workload: Workload,
-        tokenizer: Tokenizer,
+        tokenizer: BenchTokenizer,
         *,
         api: Api,
         model: str,

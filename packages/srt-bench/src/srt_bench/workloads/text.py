@@ -13,10 +13,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from tokenizers import Tokenizer
-
 from srt_bench.errors import BenchDatasetError
 from srt_bench.prompts import round_trip_vocab
+from srt_bench.tokenizer import BenchTokenizer
 
 __all__ = ["PieceMaker"]
 
@@ -24,7 +23,7 @@ __all__ = ["PieceMaker"]
 class PieceMaker:
     """Draws texts of exact token lengths from seeded generators and joins them."""
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    def __init__(self, tokenizer: BenchTokenizer) -> None:
         self.tokenizer = tokenizer
         self.vocab = round_trip_vocab(tokenizer)
         if len(self.vocab) < 2:

@@ -27,7 +27,8 @@ Examples:
 def command(
     edge: Edge, *, files: tuple[str, ...], sets: tuple[str, ...], unsets: tuple[str, ...]
 ) -> None:
-    """Check, for every job, that model.path is a folder (or hf:<repo>), that container images
+    """Check, for every job, that model.path is a folder (or an hf:<repo> the hub resolves, when
+    it can be reached: HF_ENDPOINT, HF_TOKEN), that container images
     are registry references or existing files (container runtime pyxis) and that telemetry
     binaries are on PATH (container runtime none). Exit 4 if anything is missing.
     """
@@ -42,12 +43,20 @@ def command(
         failed = 0
         for planned in session.plan_source(source):
             findings = check_job(
-                planned, session.cluster.config, search_path=search_path, python=session.python
+                planned,
+                session.cluster.config,
+                search_path=search_path,
+                python=session.python,
+                environ=edge.environ,
             )
             fatal = any(f.fatal for f in findings)
             click.echo(f"{'✗' if fatal else '✓'} {planned.job.label}: {planned.job.name}")
             for finding in findings:
-                note = "" if finding.fatal else " (not critical; the job runs without it)"
+                note = (
+                    ""
+                    if finding.fatal
+                    else finding.note or " (not critical; the job runs without it)"
+                )
                 click.echo(f"  {planned.job.label}: {finding.field}: {finding.message}{note}")
             failed += fatal
         if failed:

@@ -30,6 +30,7 @@ LOCK_KEY_ORDER = (
     "generated_at",
     "slurm",
     "resolved",
+    "hf_model",
     "verification",
     "fingerprints",
     "resource_snapshot",

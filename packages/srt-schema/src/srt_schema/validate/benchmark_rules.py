@@ -22,9 +22,10 @@ from srt_schema.registry import (
     SA_BENCH_DATASETS,
     canonical_frontend,
     is_local_tokenizer,
+    is_tokenizer_class,
 )
 from srt_schema.router_bench import parse_prefix_ratios
-from srt_schema.served import HF_MODEL_PREFIX
+from srt_schema.served import HF_MODEL_PREFIX, parse_hf_model
 from srt_schema.structural import join_path
 from srt_schema.validate.context import Context
 
@@ -292,25 +293,36 @@ def _sa_bench(ctx: Context) -> Iterator[Issue]:
     missing += [] if levels else ["concurrencies"]
     yield from _need(ctx, "sa-bench", missing, example)
     tokenizer = bench.custom_tokenizer
-    if tokenizer is not None and not is_local_tokenizer(tokenizer):
+    if tokenizer is not None and not (
+        is_local_tokenizer(tokenizer) or is_tokenizer_class(tokenizer)
+    ):
         yield ctx.issue(
             "$.benchmark.custom_tokenizer",
-            f"'{tokenizer}' is not a local tokenizer: srt-bench loads a tokenizer.json and never "
-            "imports a tokenizer class or downloads one from the hub; set an absolute path to a "
-            "folder holding tokenizer.json (or to the file), or unset custom_tokenizer to use "
-            "the model's own",
+            f"'{tokenizer}' is neither a local tokenizer nor a tokenizer class: set an absolute "
+            "path to a folder holding tokenizer.json (or to the file), or a class path "
+            "'module.ClassName' importable in the benchmark's environment (srt-bench calls its "
+            "from_pretrained(<model folder>)), or unset custom_tokenizer to use the model's own",
         )
-    model = ctx.recipe.model.path
-    if dataset == "random" and tokenizer is None and model.startswith(HF_MODEL_PREFIX):
-        yield ctx.issue(
-            "$.model.path",
-            f"'{model}' is pulled from the Hugging Face hub by the engine, so there is no "
-            "tokenizer.json on disk for sa-bench's synthetic prompts; set "
-            "benchmark.custom_tokenizer to a local folder holding the model's tokenizer.json",
-        )
+    # An hf: model's tokenizer is fetched from the hub in the job (srt_bench.hub).
 
 
 def misc(ctx: Context) -> Iterator[Issue]:
+    model = ctx.recipe.model.path
+    if model.startswith(HF_MODEL_PREFIX):
+        try:
+            repo, revision = parse_hf_model(model)
+        except ValueError as exc:
+            yield ctx.issue("$.model.path", str(exc))
+        else:
+            if revision is not None:
+                yield ctx.issue(
+                    "$.model.path",
+                    f"'{model}': the engines are given the repository id only, so a revision "
+                    f"after '@' would hold for the benchmark's tokenizer and not for the "
+                    f"weights; use hf:{repo} (the job pins the commit it resolved in "
+                    "recipe.lock.yaml as lock.hf_model.commit), or download that revision and "
+                    "set model.path to the folder",
+                )
     host = ctx.recipe.host_setup
     for key, entries in (("commands", host.commands), ("teardown", host.teardown)):
         for i, entry in enumerate(entries):
