@@ -45,7 +45,7 @@ test-e2e: ## the end-to-end tier only
 	$(TEST_ENV) $(UV) run --frozen pytest -m e2e $(PYTEST_ARGS)
 
 test-under-load: sync ## unit, integration and corpus tiers beside 2 CPU hogs (stress-ng; docs/testing.md)
-	bash .ci/test-under-load.sh $(PYTEST_ARGS)
+	$(TEST_ENV) bash .ci/test-under-load.sh $(XDIST) $(PYTEST_ARGS)
 
 golden: ## refresh golden files (review the diff before committing)
 	$(UV) run --frozen pytest --update-golden $(PYTEST_ARGS)
