@@ -160,15 +160,15 @@ def test_automatic_nsys_captures_the_measured_workload(tmp_path: Path) -> None:
     [result] = list(logs.glob("sa-bench_*/*.json"))
     measured = json.loads(result.read_text())
     # the markers bracket the measured requests (and not the warmup before them)
-    assert start <= measured["benchmark_start_time_unix"] + 0.5
-    assert stop >= measured["benchmark_end_time_unix"]
+    assert start <= measured["benchmark_start_time_unix"]  # order: marker, then first request
+    assert stop >= measured["benchmark_end_time_unix"]  # order: last request, then marker
     reports = sorted((logs / "profiles" / "agg").glob("*.nsys-rep"))
     assert len(reports) == 2
     for path in reports:
         report = json.loads(path.read_text())
         assert report["command"] == "launch/start/stop"
-        # the capture started at the start marker (the watcher polls every 0.2 s)
-        assert start <= report["started_at"] <= start + 1.0
+        # the capture started on the start marker, not when nsys launched the worker
+        assert start <= report["started_at"]  # order: marker written, then capture started
         assert report["options"]["--sample"] == "system-wide"  # cpu_sampling's default
     rollup = json.loads((logs / "benchmark-rollup.json").read_text())
     assert rollup["profiles"]["missing"] == []

@@ -76,3 +76,16 @@ def test_request_rate() -> None:
         parse_request_rate("fast")
     with pytest.raises(BenchConfigError, match="must be positive"):
         parse_request_rate(0)
+
+
+def test_the_stand_in_tokenizer_replaces_a_model_folder_this_node_lacks(tmp_path: Path) -> None:
+    here = tmp_path / "model"
+    here.mkdir()
+    stand_in = str(tmp_path / ".stand-in-model")
+    for given, used in ((str(tmp_path / "absent"), stand_in), (str(here), str(here))):
+        path = tmp_path / "bench.json"
+        path.write_bytes(_doc(tokenizer_path=given, stand_in_tokenizer=stand_in))
+        assert read_run_config(path).tokenizer_path == used
+    # without a stand-in fallback the given path is kept, present or not
+    path.write_bytes(_doc(tokenizer_path=str(tmp_path / "absent")))
+    assert read_run_config(path).tokenizer_path == str(tmp_path / "absent")

@@ -50,15 +50,25 @@ def test_without_custom_tokenizer_the_model_folder_is_the_tokenizer() -> None:
     assert _bench_json("/models/qwen3")["tokenizer_path"] == "/model"
 
 
-def test_with_stand_in_engines_an_aiperf_runner_counts_with_the_stand_in_model() -> None:
-    """The stand-ins serve the stand-in model (the recipe's model is not here): aiperf loads its
-    tokenizer (a type without custom_tokenizer, so `apply --stand-in-engines` sets none)."""
+def test_with_stand_in_engines_an_aiperf_runner_may_count_with_the_stand_in_model() -> None:
+    """The stand-ins serve the stand-in model, and a corpus recipe's model folder is not here:
+    bench.json names the stand-in model as the fallback srt-bench takes when the folder is
+    missing (a type without custom_tokenizer, so `apply --stand-in-engines` sets none)."""
     stand_in = StandIn(model="/out/.stand-in-model")
     config = _bench_json("qwen3-32b", stand_in, type="mooncake-router")
-    assert config["tokenizer_path"] == "/out/.stand-in-model"
-    assert _bench_json("qwen3-32b", type="mooncake-router")["tokenizer_path"] == "/model"
-    # a hub model's tokenizer still comes from the hub (the corpus tier's double serves it)
-    assert _bench_json("hf:Org/tiny-word", stand_in, **_SA)["tokenizer_path"] == "hf:Org/tiny-word"
+    assert config["tokenizer_path"] == "/model"  # the model folder, as the nodes mount it
+    assert config["stand_in_tokenizer"] == "/out/.stand-in-model"
+    real = _bench_json("qwen3-32b", type="mooncake-router")
+    assert real["tokenizer_path"] == "/model" and "stand_in_tokenizer" not in real
+    # sa-bench gets the stand-in model as custom_tokenizer at load instead; a hub model's
+    # tokenizer still comes from the hub (the corpus tier's double serves it)
+    hub = _bench_json("hf:Org/tiny-word", stand_in, **_SA)
+    assert hub["tokenizer_path"] == "hf:Org/tiny-word" and "stand_in_tokenizer" not in hub
+
+
+def test_an_aiperf_runner_of_a_hub_model_gets_the_repository_id() -> None:
+    config = _bench_json("hf:Org/tiny-word", type="mooncake-router")
+    assert config["tokenizer_path"] == "Org/tiny-word"
 
 
 def test_an_hf_model_is_the_bench_tokenizer_loaded_before_the_workers() -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "parse_concurrencies",
     "parse_request_rate",
     "read_run_config",
+    "with_local_tokenizer",
 ]
 
 
@@ -62,6 +63,10 @@ class BenchRunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     model_name: str
     #: Folder holding `tokenizer.json` (the model folder); None when the type needs no tokenizer.
     tokenizer_path: str | None = None
+    #: With stand-in engines, for a type that takes no `custom_tokenizer`: the stand-in model,
+    #: used instead of `tokenizer_path` when that is not a folder or file on this node (a
+    #: recipe's `/models/...` that only its cluster has). None: `tokenizer_path` as given.
+    stand_in_tokenizer: str | None = None
     #: GPUs serving the model (per-GPU throughput, the rollup's GPU columns); 0 when no GPU
     #: worker serves (e.g. a `custom` benchmark against service pools); sa-bench needs >= 1.
     total_gpus: int
@@ -123,13 +128,23 @@ def decode_run_config(data: bytes, *, source: str = "bench.json") -> BenchRunCon
     return config
 
 
+def with_local_tokenizer(config: BenchRunConfig) -> BenchRunConfig:
+    """``config`` with the stand-in model as its tokenizer when it names one and
+    ``tokenizer_path`` is not on this node (:attr:`BenchRunConfig.stand_in_tokenizer`)."""
+    fallback = config.stand_in_tokenizer
+    current = config.tokenizer_path
+    if fallback is None or (current is not None and Path(current).exists()):
+        return config
+    return msgspec.structs.replace(config, tokenizer_path=fallback)
+
+
 def read_run_config(path: Path) -> BenchRunConfig:
     """Read `bench.json` from disk."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise BenchConfigError(f"cannot read the run config {path}: {exc.strerror}") from exc
-    return decode_run_config(data, source=str(path))
+    return with_local_tokenizer(decode_run_config(data, source=str(path)))
 
 
 def parse_concurrencies(value: tuple[int, ...] | str | None) -> tuple[int, ...]:

@@ -18,7 +18,7 @@ from srt_planner.profiling import MARKER_FOLDER, auto_nsys_markers, bench_profil
 from srt_planner.srun import SrunStep, render_srun, wrap_command
 from srt_schema.fetch import DatasetFetch
 from srt_schema.recipe import BenchmarkConfig
-from srt_schema.registry import is_local_tokenizer, is_tokenizer_class
+from srt_schema.registry import BENCHMARK_FIELDS, is_local_tokenizer, is_tokenizer_class
 
 __all__ = [
     "BENCH_CONFIG",
@@ -52,21 +52,30 @@ def _role_env(ctx: PlanContext, leaders: Sequence[WorkerProcess], role: str) -> 
 
 
 def _tokenizer_path(ctx: PlanContext, benchmark: BenchmarkConfig) -> str:
-    """``benchmark.custom_tokenizer`` when it is a local tokenizer.json or its folder; else
-    ``hf:<repo>`` for a hub model (srt-bench fetches its tokenizer files, srt_bench.hub; with
-    stand-in engines too, so the hub path is the one exercised); else, with stand-in engines, the
-    stand-in model they serve (the aiperf runners count tokens with the served model's
-    tokenizer); else the model folder (the shared one: a staged copy is only on worker nodes).
-    A ``custom_tokenizer`` class builds the tokenizer from this folder."""
+    """``benchmark.custom_tokenizer`` when it is a local tokenizer.json or its folder; else, for
+    an ``hf:`` model, ``hf:<repo>`` for sa-bench (srt-bench fetches the tokenizer files first,
+    srt_bench.hub; with stand-in engines too, so that path is exercised) and the bare repository
+    id for the other clients (aiperf, lm-eval load a hub id themselves); else the model folder
+    (the shared one: a staged copy is only on worker nodes). A ``custom_tokenizer`` class builds
+    the tokenizer from this folder."""
     custom = benchmark.custom_tokenizer
     if custom is not None and is_local_tokenizer(custom):
         return custom
     path = ctx.recipe.model.path
     if is_hf_model(path):
-        return path
-    if ctx.stand_in is not None:
-        return ctx.stand_in.model
+        return path if benchmark.type == "sa-bench" else ctx.shared_model_arg
     return ctx.shared_model_arg
+
+
+def _stand_in_tokenizer(ctx: PlanContext, benchmark: BenchmarkConfig) -> str | None:
+    """With stand-in engines, for a benchmark type that takes no ``custom_tokenizer`` (the
+    stand-in mode sets that field for the others at load): the stand-in model, which srt-bench
+    counts tokens with when ``tokenizer_path`` is not a folder on the benchmark's node (a corpus
+    recipe's ``/models/...``). A model folder that is there (a test's byte-level tokenizer)
+    stays the client's tokenizer."""
+    if ctx.stand_in is None or "custom_tokenizer" in BENCHMARK_FIELDS.get(benchmark.type, ()):
+        return None
+    return ctx.stand_in.model
 
 
 def needs_tokenizer_step(ctx: PlanContext) -> bool:
@@ -107,6 +116,9 @@ def render_run_config(
         "job_name": ctx.recipe.name,
         "frontend_type": ctx.recipe.frontend.type,
     }
+    stand_in_tokenizer = _stand_in_tokenizer(ctx, benchmark)
+    if stand_in_tokenizer is not None:
+        config["stand_in_tokenizer"] = stand_in_tokenizer
     if slow_down_urls:
         config["slow_down_urls"] = list(slow_down_urls)
     if profiling is not None:
