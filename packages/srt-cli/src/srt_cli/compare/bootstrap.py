@@ -21,6 +21,8 @@ import zlib
 from collections.abc import Callable, Sequence
 from itertools import chain
 
+from srt_schema.bench_result import percentile
+
 __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
@@ -43,17 +45,6 @@ def rng_for(seed: int, *names: object) -> random.Random:
     """A generator seeded from the seed and the names (stable across runs and platforms)."""
     key = ":".join(str(n) for n in (seed, *names)).encode()
     return random.Random(zlib.crc32(key))
-
-
-def percentile(ordered: Sequence[float], p: float) -> float:
-    """Linear interpolation between closest ranks of sorted values (srt_bench.stats' method)."""
-    if not ordered:
-        raise ValueError("percentile of an empty sequence")
-    rank = (len(ordered) - 1) * p / 100.0
-    lo, hi = math.floor(rank), math.ceil(rank)
-    if lo == hi:
-        return ordered[lo]
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (rank - lo)
 
 
 def _replicates(
