@@ -134,3 +134,38 @@ def test_the_dashboards_percentile_is_the_one_percentile() -> None:
         values = sorted(rng.uniform(0.0, 5.0) for _ in range(n))
         for p in (0.0, 1.0, 50.0, 90.0, 99.0, 99.9, 100.0):
             assert dashboards(values, p / 100.0) == pytest.approx(one(values, p)), (n, p)
+
+
+def test_the_dashboard_says_which_itl_definition_its_numbers_use() -> None:
+    from srt_telemetry.dashboard_latency import latency_table_html
+
+    record = RequestRecord(
+        success=True,
+        prompt_tokens=8,
+        output_tokens=4,
+        token_source="usage",
+        ttft=0.1,
+        itls=(0.02, 0.03),
+        latency=0.16,
+        chunk_times=(0.1, 0.12, 0.15),
+        chunk_tokens=(1, 2, 1),
+    )
+    metrics = build_phase_metrics([record], duration=1.0, total_gpus=1, percentiles=(50.0,))
+    doc = build_result(
+        header={"max_concurrency": 1, "request_rate": 1.0},
+        metrics=metrics,
+        records=[record],
+        percentiles=(50.0,),
+        start_unix=0.0,
+        end_unix=1.0,
+        reuse_http_connections=False,
+        requested_num_prompts=1,
+    )
+    view = msgspec.json.decode(encode_result(doc, metrics), type=ResultView)
+    phase = build_phase(view, concurrency=1, label="c=1", source="x.json")
+    assert phase.itl_definition == "per-chunk"
+    assert phase.stats["itl"]["p50"] == pytest.approx(25.0)  # > 0: gaps between arrivals
+    page = latency_table_html([phase])
+    assert "ITL per chunk (ms)" in page
+    assert "ITL is per chunk (the vLLM/aiperf convention)" in page
+    assert "TPOT is per token: (E2EL − TTFT) / (output tokens − 1)" in page

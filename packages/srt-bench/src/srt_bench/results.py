@@ -135,6 +135,7 @@ def build_result(
         e2els=[r.latency for r in records],
         tpots=[request_tpot(r.ttft, r.latency, r.output_tokens) for r in records],
         itls=[list(r.itls) for r in records],
+        chunk_tokens=[list(r.chunk_tokens) for r in records],
         generated_texts=[r.text for r in records],
         errors=[r.error for r in records],
         itl_definition="per-chunk",

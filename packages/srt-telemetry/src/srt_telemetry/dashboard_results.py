@@ -105,6 +105,8 @@ class Phase:
     osl: int | None = None
     tok_s_per_gpu: float | None = None
     tok_s_per_user: float | None = None
+    #: How the file's ITL was computed ("per-chunk"); None for a file older than the field.
+    itl_definition: str | None = None
     #: metric -> stat ("p50", "p90", "p99", "mean") -> ms
     stats: dict[str, dict[str, float | None]] = field(default_factory=dict)
     #: metric -> [(quantile, ms)] of the successful requests
@@ -177,6 +179,7 @@ def build_phase(r: ResultView, *, concurrency: int, label: str, source: str) -> 
         osl=r.osl,
         tok_s_per_gpu=r.output_throughput_per_gpu,
         tok_s_per_user=1000.0 / tpot if tpot else None,
+        itl_definition=r.itl_definition,
         stats=stats,
         quantiles={m: _quantiles(samples[m]) for m in METRICS},
     )
