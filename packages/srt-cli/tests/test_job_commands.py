@@ -231,7 +231,11 @@ def test_status_json_of_a_running_slurm_job(
         "source": "squeue",
     }
     assert doc["slurm_note"] is None
-    assert doc["metadata"] == {"job_id": "4242", "job_name": "agg"}
+    # the job record through its one decoder (srt_schema.job_files.JobRecord): unset fields read
+    # as their defaults
+    meta = doc["metadata"]
+    assert (meta["job_id"], meta["job_name"], meta["version"]) == ("4242", "agg", "2.0")
+    assert meta["model"] is None and meta["tags"] == []
     assert calls(slurm, "squeue") == [["--job", "4242", "--noheader", SQUEUE_FORMAT]]
 
 
