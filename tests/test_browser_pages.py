@@ -63,7 +63,7 @@ def test_the_dashboard_of_a_real_quickstart_job(browser: Browser, tmp_path: Path
                 "mocker engine (agg × 2 workers) · dynamo frontend · model tiny-word (bf16)",
                 "sa-bench ISL 128 / OSL 64 · local launcher",
                 "From engine-metrics/final.parquet",
-                "Run valid: no validity reason",
+                "Valid: no check found a problem with this run; its numbers can be quoted.",
             ],
         )
         == []
@@ -72,6 +72,13 @@ def test_the_dashboard_of_a_real_quickstart_job(browser: Browser, tmp_path: Path
     assert latency is not None
     rows = [tr for tr in latency.iter("tr") if any(td.tag == "td" for td in tr.children)]
     assert [tr.children[0].all_text() for tr in rows] == ["c=4", "c=16"]
+    # issue 31: ITL per chunk, its definition said, p50 > 0 (columns: c, ok, per GPU, per user,
+    # TTFT p50/p90/p99, TPOT p50/p90/p99, ITL p50 ...); no power section where none was asked
+    body = page.dom.all_text()
+    assert "ITL per chunk (ms)" in body and "ITL is per chunk" in body
+    for tr in rows:
+        assert float(tr.children[10].all_text().replace(",", "")) > 0
+    assert "GPU power" not in body and "publishable" not in body
     assert "diagnosis" not in {n.attrs.get("id") for n in page.dom.iter("div")}
     assert all(p.stat().st_size > 10_000 for p in page.screenshots)
 

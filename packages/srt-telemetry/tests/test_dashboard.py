@@ -317,8 +317,10 @@ def test_render_is_deterministic_and_notes_missing_inputs(tmp_path: Path) -> Non
     html = render_dashboard(data)
     assert html == render_dashboard(read_dashboard_data(run, DashboardConfig(title="t")))
     assert "no benchmark-rollup.json: benchmark sections are empty" in html
-    assert "no power/samples.csv: GPU power not captured" in html
-    assert "GPU power: no manifest.json, numbers are not publishable." in html
+    # power was not asked for: no power section, columns or warning (issue 31 item 3)
+    assert "GPU power" not in html and 'id="power"' not in html
+    assert "J/output token" not in html and "window power" not in html
+    assert "Not judged: the rollup has no validity verdict" in html
 
 
 def test_cpu_exporter_leg_is_plotted(tmp_path: Path) -> None:
