@@ -10,6 +10,7 @@ one more `browser.render(...)` and `problems(...)` call.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -116,3 +117,74 @@ def test_a_crowded_failed_run_renders_cleanly(browser: Browser, tmp_path: Path) 
     )
     body = page.dom.all_text()
     assert body.index("This run FAILED") < body.index("Summary")
+
+
+def _sweep_job(base: Path, job_id: str, runs: list[tuple[int, float, float, str]]) -> None:
+    """A job folder with a rollup: (concurrency, output tok/s, TPOT p50 ms, invalid reason)."""
+    logs = base / job_id / "logs"
+    (logs / "sa-bench_isl_1_osl_1").mkdir(parents=True)
+    rows = []
+    for c, tok, tpot, why in runs:
+        row: dict[str, object] = {
+            "concurrency": c,
+            "throughput_toks": tok,
+            "tpot_median_ms": tpot,
+            "ttft_median_ms": 10.0 * c,
+            "e2el_mean_ms": 100.0 * c,
+        }
+        if why:
+            detail = f"c={c}: p99 event-loop lag 84.0 ms > 50 ms"
+            row["validity"] = {"verdict": "invalid", "reasons": [{"code": why, "detail": detail}]}
+        rows.append(row)
+        (logs / "sa-bench_isl_1_osl_1" / f"results_concurrency_{c}_gpus_2.json").write_text("{}")
+    doc = {
+        "benchmark_type": "sa-bench",
+        "timestamp": "t",
+        "config": {"model": "m", "isl": 1, "osl": 1},
+        "runs": rows,
+    }
+    (logs / "benchmark-rollup.json").write_text(json.dumps(doc))
+    (logs / "perf_dashboard.html").write_text("<html></html>")
+
+
+def test_a_sweep_report_with_one_invalid_point_draws_it_hollow(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """Issue 31: an invalid point is hollow and labelled with its reason on every chart."""
+    _sweep_job(tmp_path, "local-1", [(4, 4000.0, 4.0, ""), (16, 12000.0, 5.0, "")])
+    _sweep_job(
+        tmp_path,
+        "local-2",
+        [(4, 5000.0, 3.0, ""), (16, 16000.0, 4.5, "client_saturated"), (64, 30000.0, 8.0, "")],
+    )
+    built = subprocess.run(
+        ["srt-telemetry", "sweep-report", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+
+    page = browser.render(
+        tmp_path / "sweep-report.html", name="sweep-report", save_to=tmp_path / "screenshots"
+    )
+
+    assert (
+        page.problems(
+            charts=[
+                "the Pareto frontier",
+                "Throughput against TTFT p50",
+                "Throughput against mean E2E latency",
+            ],
+            tables=["tok/s per GPU"],
+            text=["1 invalid: drawn hollow and labelled with their reason"],
+        )
+        == []
+    )
+    hollow = [n for n in page.dom.iter("circle") if "invalid" in n.attrs.get("class", "")]
+    assert len(hollow) == 3  # the one invalid point on each of the three charts
+    assert all(n.attrs.get("fill") in ("none", "white") for n in hollow)
+    labels = [n.all_text() for n in page.dom.iter("text")]
+    assert labels.count("c=16 invalid: client_saturated") == 3
+    assert "c=64" in labels and "c=4" in labels
+    assert all(p.stat().st_size > 10_000 for p in page.screenshots)

@@ -44,7 +44,7 @@ from srt_telemetry.dashboard_power import (
     verdict_html,
 )
 from srt_telemetry.dashboard_run import run_title
-from srt_telemetry.dashboard_validity import validity_cell, validity_line
+from srt_telemetry.dashboard_validity import invalid_reason, validity_cell, validity_line
 from srt_telemetry.errors import DashboardError
 from srt_telemetry.power_windows import decode_window
 from srt_telemetry.rollup_view import (
@@ -253,15 +253,17 @@ def render_dashboard(data: DashboardData) -> str:
         [float(r.throughput_toks or math.nan) for r in runs],
         labels=[f"c={c}" for c in cats],
     )
+    why = [invalid_reason(data.window_validity.get(r.concurrency or 0)) for r in runs]
+    kept = [
+        i for i, (x, y) in enumerate(zip(tput.xs, tput.ys, strict=True))
+        if math.isfinite(x) and math.isfinite(y)
+    ]  # fmt: skip
     tput_ok = Series(
         tput.name,
-        [x for x, y in zip(tput.xs, tput.ys, strict=True) if math.isfinite(x) and math.isfinite(y)],
-        [y for x, y in zip(tput.xs, tput.ys, strict=True) if math.isfinite(x) and math.isfinite(y)],
-        labels=[
-            lab
-            for lab, x, y in zip(tput.labels, tput.xs, tput.ys, strict=True)
-            if math.isfinite(x) and math.isfinite(y)
-        ],
+        [tput.xs[i] for i in kept],
+        [tput.ys[i] for i in kept],
+        labels=[tput.labels[i] for i in kept],
+        invalid=[why[i] for i in kept],  # an invalid window: hollow, labelled with its reason
     )
     t0 = _t0(data)
     concurrencies = sorted(data.energy)
@@ -408,6 +410,7 @@ _CSS = (
     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
     ".c{margin:12px 0}.t{font:bold 13px sans-serif}.l{font:12px sans-serif;fill:#444}"
     ".k{font:10px sans-serif;fill:#555}.g{stroke:#eee}.ax{fill:none;stroke:#999}"
+    "text.bad{fill:#b71c1c}"
     ".band{fill:#ffd54f;opacity:.25}.bl{font:9px sans-serif;fill:#8a6d00}"
     ".ok{color:#1b5e20}.warn{color:#b71c1c}.verdict{border:1px solid;padding:4px 12px}"
     "code{font-size:12px;color:#555}"

@@ -8,7 +8,15 @@ from html import escape
 
 from srt_telemetry.rollup_view import ValidityView
 
-__all__ = ["validity_cell", "validity_line"]
+__all__ = ["invalid_reason", "validity_cell", "validity_line"]
+
+
+def invalid_reason(v: ValidityView | None) -> str:
+    """The reason codes of an invalid window ("" when valid or not judged): the label of its
+    hollow point on the charts."""
+    if v is None or v.verdict != "invalid":
+        return ""
+    return ", ".join(dict.fromkeys(r.code for r in v.reasons)) or "invalid"
 
 
 def validity_cell(v: ValidityView | None) -> str:

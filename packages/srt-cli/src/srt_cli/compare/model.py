@@ -83,6 +83,8 @@ class Point(msgspec.Struct, frozen=True, kw_only=True):
     tok_s_per_user: float | None
     tok_s_per_gpu: float | None
     valid: bool
+    #: Why the window is invalid (reason codes; empty when valid): its label on the chart.
+    reasons: tuple[str, ...] = ()
 
 
 class Comparison(msgspec.Struct, frozen=True, kw_only=True):
@@ -186,6 +188,7 @@ def _points(
                 tok_s_per_user=per_user,
                 tok_s_per_gpu=per_gpu,
                 valid=c not in bad,
+                reasons=bad.get(c, ()),
             )
         )
     return points
