@@ -137,3 +137,19 @@ def test_every_target_reads_its_metric_at_its_percentile(metric: str, p: int) ->
     (reading,) = build_readings(doc, spec.targets)
     assert reading.target == name
     assert reading.value_ms == pytest.approx(getattr(doc, f"p{p}_{metric}_ms"))
+
+
+def test_the_log_line_of_an_invalid_point_says_invalid_and_why() -> None:
+    from srt_bench.capacity.outcome import format_point
+
+    spec = build_search_spec(CapacitySearchConfig(targets=CapacityTargets(ttft_p99_ms=100.0)))
+    load = ClientLoad(
+        loop_lag_p50_ms=12.0, loop_lag_p99_ms=80.0, loop_lag_max_ms=95.0,
+        lag_samples=100, cpu_seconds=0.5, wall_seconds=1.0, cpu_share=0.5,
+    )  # fmt: skip
+    doc = msgspec.structs.replace(_doc([_record(i) for i in range(50)], c=16), client_load=load)
+    line = format_point(spec, build_point(spec, doc, why="w", result_path="r"))
+    assert line.startswith(
+        "concurrency 16 is invalid (client_saturated: p99 event-loop lag 80.0 ms > 50 ms), "
+        "so it counts as a miss: ttft_p99_ms "
+    )

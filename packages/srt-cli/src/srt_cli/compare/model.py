@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from srt_cli.compare.bootstrap import delta_interval
+from srt_cli.compare.bootstrap import delta_interval, relative_interval
 from srt_cli.compare.inputs import Missing, RunData
 from srt_cli.compare.kpis import KPIS, WindowStats, build_window_stats
 from srt_cli.compare.recipe_diff import build_recipe_diff, build_version_drift, render_verdict
@@ -46,6 +46,10 @@ class KpiDelta(msgspec.Struct, frozen=True, kw_only=True):
     ci_high: float | None = None
     #: The interval excludes 0; null when there is no interval.
     significant: bool | None = None
+    #: 95% interval of the relative change (%), from each replicate's own ratio (never below
+    #: -100% for a non-negative KPI); null without records.
+    ci_low_pct: float | None = None
+    ci_high_pct: float | None = None
 
 
 class WindowDelta(msgspec.Struct, frozen=True, kw_only=True):
@@ -134,7 +138,7 @@ def _delta(kpi_key: str, a: WindowStats, b: WindowStats) -> KpiDelta:
     va, vb = a.values.get(kpi_key), b.values.get(kpi_key)
     delta = vb - va if va is not None and vb is not None else None
     pct = delta / va * 100.0 if delta is not None and va else None
-    lo = hi = None
+    lo = hi = lo_pct = hi_pct = None
     significant = None
     ra, rb = a.replicates.get(kpi_key), b.replicates.get(kpi_key)
     if delta is not None and ra and rb:
@@ -142,6 +146,9 @@ def _delta(kpi_key: str, a: WindowStats, b: WindowStats) -> KpiDelta:
         if interval is not None:
             lo, hi = interval
             significant = lo > 0 or hi < 0
+        relative = relative_interval(ra, rb)
+        if relative is not None:
+            lo_pct, hi_pct = relative
     return KpiDelta(
         kpi=kpi.key,
         label=kpi.label,
@@ -154,6 +161,8 @@ def _delta(kpi_key: str, a: WindowStats, b: WindowStats) -> KpiDelta:
         ci_low=lo,
         ci_high=hi,
         significant=significant,
+        ci_low_pct=lo_pct,
+        ci_high_pct=hi_pct,
     )
 
 
