@@ -20,6 +20,10 @@ __all__ = ["ParetoPoint", "pareto_frontier", "pareto_svg"]
 
 W, H = 900, 440
 ML, MR, MT, MB = 72, 24, 32, 56
+#: Legend entries per row under the plot, and the characters a name keeps (a compare legend
+#: names the settings that differed: "<job>: roles.agg.workers=4").
+LEGEND_COLUMNS = 2
+LEGEND_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ def pareto_svg(
     sits below the plot, so it never covers a point."""
     drawn = [p for p in points if math.isfinite(p.x) and math.isfinite(p.y)]
     series = list(dict.fromkeys(p.series for p in drawn))
-    legend_rows = math.ceil(len(series) / 3) if series else 0
+    legend_rows = math.ceil(len(series) / LEGEND_COLUMNS) if series else 0
     height = H + 16 * legend_rows
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" width="{W}" '
@@ -152,10 +156,12 @@ def pareto_svg(
         f'class="l">{escape(y_label)}</text>'
     )
     for i, name in enumerate(series):
-        lx, ly = ML + 280 * (i % 3), H + 16 * (i // 3) - 4
+        stride = (W - ML) / LEGEND_COLUMNS
+        lx, ly = ML + stride * (i % LEGEND_COLUMNS), H + 16 * (i // LEGEND_COLUMNS) - 4
+        shown = name if len(name) <= LEGEND_CHARS else name[: LEGEND_CHARS - 1] + "…"
         body.append(
-            f'<rect x="{lx}" y="{ly - 9}" width="10" height="10" '
-            f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{lx + 14}" y="{ly}" class="k">'
-            f"{escape(name[:40])}</text>"
+            f'<rect x="{lx:.0f}" y="{ly - 9}" width="10" height="10" '
+            f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{lx + 14:.0f}" y="{ly}" class="k">'
+            f"{escape(shown)}<title>{escape(name)}</title></text>"
         )
     return head + "".join(body) + "</svg>"

@@ -16,7 +16,12 @@ import msgspec
 from srt_cli.compare.bootstrap import delta_interval, relative_interval
 from srt_cli.compare.inputs import Missing, RunData
 from srt_cli.compare.kpis import KPIS, WindowStats, build_window_stats
-from srt_cli.compare.recipe_diff import build_recipe_diff, build_version_drift, render_verdict
+from srt_cli.compare.recipe_diff import (
+    build_legends,
+    build_recipe_diff,
+    build_version_drift,
+    render_verdict,
+)
 from srt_schema.rollup import Rollup
 
 __all__ = [
@@ -77,6 +82,8 @@ class RunSummary(msgspec.Struct, frozen=True, kw_only=True):
     verdict: str = ""
     settings: tuple[str, ...] = ()
     version_drift: tuple[str, ...] = ()
+    #: The run's name on charts: its label and its values of the settings that differed.
+    legend: str = ""
 
 
 class Point(msgspec.Struct, frozen=True, kw_only=True):
@@ -264,6 +271,12 @@ def build_comparison(runs: list[RunData], missing: list[Missing], opts: Options)
                     )
                 )
         summaries.append(summary)
+    differed = list(dict.fromkeys(p for s in summaries for p in s.settings))
+    legends = build_legends([run.label for run in runs], [run.recipe for run in runs], differed)
+    summaries = [
+        msgspec.structs.replace(s, legend=legend)
+        for s, legend in zip(summaries, legends, strict=True)
+    ]
     return Comparison(
         baseline=base.label,
         runs=tuple(summaries),

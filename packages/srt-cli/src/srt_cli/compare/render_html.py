@@ -45,11 +45,12 @@ def _table(w: WindowDelta) -> str:
 
 
 def render_html(c: Comparison) -> str:
+    legend = {r.label: r.legend or r.label for r in c.runs}
     points = [
         ParetoPoint(
             x=p.tok_s_per_user,
             y=p.tok_s_per_gpu,
-            series=p.run,
+            series=legend.get(p.run, p.run),
             label=f"c={p.concurrency}",
             valid=p.valid,
             tag=f"c={p.concurrency}",
