@@ -1,4 +1,6 @@
 """The per-run dashboard (`srt-telemetry dashboard RUN_DIR`): one self-contained HTML file.
+(A little over 400 lines: the page's assembly and its inputs stay together; its parts live in
+`dashboard_*.py`.)
 
 Inputs, all optional and relative to RUN_DIR (see `DashboardConfig`): `benchmark-rollup.json`
 (decoded by `rollup_view.RollupView`: `runs[]` with `concurrency`, `throughput_toks`, `ttft_*`,
