@@ -10,6 +10,7 @@ one more `browser.render(...)` and `problems(...)` call.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -63,7 +64,7 @@ def test_the_dashboard_of_a_real_quickstart_job(browser: Browser, tmp_path: Path
                 "mocker engine (agg × 2 workers) · dynamo frontend · model tiny-word (bf16)",
                 "sa-bench ISL 128 / OSL 64 · local launcher",
                 "From engine-metrics/final.parquet",
-                "Run valid: no validity reason",
+                "Valid: no check found a problem with this run; its numbers can be quoted.",
             ],
         )
         == []
@@ -72,6 +73,13 @@ def test_the_dashboard_of_a_real_quickstart_job(browser: Browser, tmp_path: Path
     assert latency is not None
     rows = [tr for tr in latency.iter("tr") if any(td.tag == "td" for td in tr.children)]
     assert [tr.children[0].all_text() for tr in rows] == ["c=4", "c=16"]
+    # issue 31: ITL per chunk, its definition said, p50 > 0 (columns: c, ok, per GPU, per user,
+    # TTFT p50/p90/p99, TPOT p50/p90/p99, ITL p50 ...); no power section where none was asked
+    body = page.dom.all_text()
+    assert "ITL per chunk (ms)" in body and "ITL is per chunk" in body
+    for tr in rows:
+        assert float(tr.children[10].all_text().replace(",", "")) > 0
+    assert "GPU power" not in body and "publishable" not in body
     assert "diagnosis" not in {n.attrs.get("id") for n in page.dom.iter("div")}
     assert all(p.stat().st_size > 10_000 for p in page.screenshots)
 
@@ -109,3 +117,74 @@ def test_a_crowded_failed_run_renders_cleanly(browser: Browser, tmp_path: Path) 
     )
     body = page.dom.all_text()
     assert body.index("This run FAILED") < body.index("Summary")
+
+
+def _sweep_job(base: Path, job_id: str, runs: list[tuple[int, float, float, str]]) -> None:
+    """A job folder with a rollup: (concurrency, output tok/s, TPOT p50 ms, invalid reason)."""
+    logs = base / job_id / "logs"
+    (logs / "sa-bench_isl_1_osl_1").mkdir(parents=True)
+    rows = []
+    for c, tok, tpot, why in runs:
+        row: dict[str, object] = {
+            "concurrency": c,
+            "throughput_toks": tok,
+            "tpot_median_ms": tpot,
+            "ttft_median_ms": 10.0 * c,
+            "e2el_mean_ms": 100.0 * c,
+        }
+        if why:
+            detail = f"c={c}: p99 event-loop lag 84.0 ms > 50 ms"
+            row["validity"] = {"verdict": "invalid", "reasons": [{"code": why, "detail": detail}]}
+        rows.append(row)
+        (logs / "sa-bench_isl_1_osl_1" / f"results_concurrency_{c}_gpus_2.json").write_text("{}")
+    doc = {
+        "benchmark_type": "sa-bench",
+        "timestamp": "t",
+        "config": {"model": "m", "isl": 1, "osl": 1},
+        "runs": rows,
+    }
+    (logs / "benchmark-rollup.json").write_text(json.dumps(doc))
+    (logs / "perf_dashboard.html").write_text("<html></html>")
+
+
+def test_a_sweep_report_with_one_invalid_point_draws_it_hollow(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """Issue 31: an invalid point is hollow and labelled with its reason on every chart."""
+    _sweep_job(tmp_path, "local-1", [(4, 4000.0, 4.0, ""), (16, 12000.0, 5.0, "")])
+    _sweep_job(
+        tmp_path,
+        "local-2",
+        [(4, 5000.0, 3.0, ""), (16, 16000.0, 4.5, "client_saturated"), (64, 30000.0, 8.0, "")],
+    )
+    built = subprocess.run(
+        ["srt-telemetry", "sweep-report", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+
+    page = browser.render(
+        tmp_path / "sweep-report.html", name="sweep-report", save_to=tmp_path / "screenshots"
+    )
+
+    assert (
+        page.problems(
+            charts=[
+                "the Pareto frontier",
+                "Throughput against TTFT p50",
+                "Throughput against mean E2E latency",
+            ],
+            tables=["tok/s per GPU"],
+            text=["1 invalid: drawn hollow and labelled with their reason"],
+        )
+        == []
+    )
+    hollow = [n for n in page.dom.iter("circle") if "invalid" in n.attrs.get("class", "")]
+    assert len(hollow) == 3  # the one invalid point on each of the three charts
+    assert all(n.attrs.get("fill") in ("none", "white") for n in hollow)
+    labels = [n.all_text() for n in page.dom.iter("text")]
+    assert labels.count("c=16 invalid: client_saturated") == 3
+    assert "c=64" in labels and "c=4" in labels
+    assert all(p.stat().st_size > 10_000 for p in page.screenshots)

@@ -15,9 +15,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 import srt_bench
+from srt_schema.bench_result import BenchResult
 from srt_telemetry.config import ScrapeConfig, decode_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +107,10 @@ def _written_rollups(tmp_path: Path) -> dict[str, bytes]:
     from srt_schema.rollup import Rollup, RollupConfig
 
     sa = build_sa_bench_rollup(
-        [_sa_bench_result(16), _sa_bench_result(4)], isl=128, osl=64, timestamp="t"
+        [msgspec.convert(_sa_bench_result(c), BenchResult) for c in (16, 4)],
+        isl=128,
+        osl=64,
+        timestamp="t",
     )
     export = {
         "output_token_throughput": {"avg": 640.0},
@@ -275,7 +280,8 @@ def test_energy_json_and_manifest_json_that_srt_telemetry_writes_decode_in_srt_b
     }
     (log / result_path).parent.mkdir(parents=True)
     (log / result_path).write_text(json.dumps(result))
-    write_rollup(log, build_sa_bench_rollup([result], isl=128, osl=64, timestamp="t"), None)
+    typed = msgspec.convert(result, BenchResult)
+    write_rollup(log, build_sa_bench_rollup([typed], isl=128, osl=64, timestamp="t"), None)
     write_window(
         power / "windows",
         stem,

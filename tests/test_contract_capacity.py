@@ -19,6 +19,7 @@ from srt_bench.plans import CapacityPlan
 from srt_bench.rollup import build_sa_bench_rollup, write_rollup
 from srt_planner import plan_job
 from srt_schema import load_recipe_text
+from srt_schema.bench_result import BenchResult
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import CapacitySearchConfig, CapacityTargets, MultiTurnWorkload
 from srt_schema.rollup import decode_rollup
@@ -93,7 +94,8 @@ def test_a_rollup_with_a_capacity_block_decodes_for_every_reader(tmp_path: Path)
         "output_throughput": 10.0,
     }
     rollup = msgspec.structs.replace(
-        build_sa_bench_rollup([result], isl=8, osl=8, timestamp="t"), capacity=capacity
+        build_sa_bench_rollup([msgspec.convert(result, BenchResult)], isl=8, osl=8, timestamp="t"),
+        capacity=capacity,
     )
     path = write_rollup(tmp_path, rollup, None)
     data = path.read_bytes()
@@ -152,7 +154,8 @@ def test_a_request_rate_search_reaches_srt_bench_and_its_record_decodes(tmp_path
     )
     result = {"max_concurrency": 30, "model_id": "m", "request_rate": 1.0}
     rollup = msgspec.structs.replace(
-        build_sa_bench_rollup([result], isl=8, osl=8, timestamp="t"), capacity=capacity
+        build_sa_bench_rollup([msgspec.convert(result, BenchResult)], isl=8, osl=8, timestamp="t"),
+        capacity=capacity,
     )
     data = write_rollup(tmp_path, rollup, None).read_bytes()
     assert decode_rollup(data).capacity == capacity

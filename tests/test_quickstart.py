@@ -86,6 +86,33 @@ def test_quickstart_runs_a_real_benchmark_here(tmp_path: Path) -> None:
     assert sorted(lock["fingerprints"]) == ["agg_w0", "agg_w1"]
     dynamo = importlib.metadata.version("ai-dynamo")
     assert lock["fingerprints"]["agg_w0"]["frameworks"]["dynamo"] == dynamo
+    _every_file_decodes_with_its_one_decoder(job_dir)
+    # ITL per chunk (issue 31 item 2): the page shows a positive p50 and says what ITL means
+    page = (logs / "perf_dashboard.html").read_text()
+    assert "ITL per chunk (ms)" in page and "ITL is per chunk" in page
+
+
+def _every_file_decodes_with_its_one_decoder(job_dir: Path) -> None:
+    """Contract: every result, lock and job-record file this job wrote decodes with the one
+    definition of its kind (srt_schema.bench_result, .job_files, .rollup)."""
+    from srt_schema.bench_result import decode_bench_result
+    from srt_schema.job_files import decode_job_record, decode_lock
+    from srt_schema.rollup import decode_rollup
+
+    record = decode_job_record((job_dir / f"{job_dir.name}.json").read_bytes())
+    assert record.job_id == job_dir.name
+    lock = decode_lock(yaml.safe_load((job_dir / "recipe.lock.yaml").read_text())["lock"])
+    assert lock.status == "completed" and lock.exit_code == 0
+    assert lock.slurm is not None and lock.slurm.job_id == job_dir.name
+    decode_rollup((job_dir / "logs" / "benchmark-rollup.json").read_bytes())
+    results = sorted((job_dir / "logs").glob("sa-bench_*/results_*.json"))
+    assert len(results) == 2
+    for path in results:
+        result = decode_bench_result(path.read_bytes())
+        assert result.itl_definition == "per-chunk"
+        assert result.p50_itl_ms is not None and result.p50_itl_ms > 0, path
+        assert result.chunk_tokens is not None and result.tpots is not None
+        assert all(gap > 0 for gaps in result.itls for gap in gaps), path
 
 
 def test_a_served_name_given_in_the_role_args_is_what_the_benchmark_asks_for(

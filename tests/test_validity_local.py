@@ -135,7 +135,8 @@ def test_a_worker_lost_in_the_window_means_fewer_ready_workers(tmp_path: Path) -
     assert detail.startswith("agg_1_node-01 exited +") and detail.endswith("never came back")
     assert job.rollup["validity"]["verdict"] == "invalid"
     page, status = _shown(job, out)
-    assert "Run invalid" in page and "workers_not_ready" in page
+    assert "Invalid: " in page and "do not quote these numbers" in page
+    assert "workers_not_ready" in page
     assert "validity:   run invalid" in status and "invalid: " in status
 
 

@@ -22,6 +22,7 @@ from srt_bench.results import result_stem
 from srt_bench.sa_bench import PhaseLoad
 from srt_bench.sa_bench_settings import build_sa_bench_settings
 from srt_bench.testing import FixedStreamServer, LatencyCurve, ServerBehaviour
+from srt_schema.bench_result import BenchResult
 from srt_schema.capacity_axis import requests_per_point
 from srt_schema.recipe import CapacitySearchConfig, CapacityTargets
 from srt_schema.rollup_capacity import CapacityPoint, CapacityResult, TargetReading
@@ -192,9 +193,15 @@ def test_a_rate_point_reads_its_rate_from_its_result() -> None:
         "e2els": [0.2, 0.22],
         "itls": [[0.01], [0.01]],
         "output_lens": [2, 2],
-        "benchmark_outcome": {"status": "passed"},
+        "benchmark_outcome": {
+            "status": "passed",
+            "requested": 2,
+            "completed": 2,
+            "failed": 0,
+            "max_failure_rate": 0.05,
+        },
     }
-    point = build_point(spec, doc, why="w", result_path="p")
+    point = build_point(spec, msgspec.convert(doc, BenchResult), why="w", result_path="p")
     assert (point.axis, point.request_rate, point.concurrency) == ("request_rate", 2.5, 75)
     assert spec.value_of(point) == 25
     assert spec.point_name(25) == "request rate 2.5 req/s"

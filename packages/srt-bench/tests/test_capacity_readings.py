@@ -3,15 +3,16 @@ the result document reports, its distribution-free 95% interval, the request gat
 
 from __future__ import annotations
 
-from typing import Any
-
+import msgspec
 import pytest
 
 from srt_bench.capacity import build_point, build_readings, build_search_spec, percentile_interval
 from srt_bench.records import RequestRecord
 from srt_bench.results import build_result
 from srt_bench.stats import build_phase_metrics
+from srt_schema.bench_result import BenchResult
 from srt_schema.recipe import CapacitySearchConfig, CapacityTargets
+from srt_schema.rollup import ClientLoad
 
 
 def test_the_interval_is_the_order_statistics_around_the_quantile() -> None:
@@ -42,7 +43,7 @@ def _record(i: int, *, fail: bool = False) -> RequestRecord:
     )
 
 
-def _doc(records: list[RequestRecord], c: int = 8) -> dict[str, Any]:
+def _doc(records: list[RequestRecord], c: int = 8) -> BenchResult:
     percentiles = (50.0, 90.0, 99.0)
     metrics = build_phase_metrics(records, duration=1.0, total_gpus=1, percentiles=percentiles)
     return build_result(
@@ -77,7 +78,7 @@ def test_readings_are_the_percentiles_the_result_document_reports() -> None:
         ("itl_p50_ms", "p50_itl_ms"),
         ("e2el_p99_ms", "p99_e2el_ms"),
     ):
-        assert readings[name].value_ms == pytest.approx(doc[key]), name
+        assert readings[name].value_ms == pytest.approx(getattr(doc, key)), name
     assert readings["ttft_p99_ms"].samples == 200  # the failed request is not a sample
     assert readings["itl_p50_ms"].samples == 400  # gaps are pooled
     assert readings["ttft_p99_ms"].meets and not readings["e2el_p99_ms"].meets
@@ -111,16 +112,18 @@ def test_a_point_meets_only_every_target_and_the_request_gate() -> None:
 def test_a_point_the_client_could_not_measure_is_invalid_and_never_meets() -> None:
     spec = build_search_spec(CapacitySearchConfig(targets=CapacityTargets(ttft_p99_ms=100.0)))
     doc = _doc([_record(i) for i in range(50)], c=32)
-    doc["client_load"] = {
-        "loop_lag_p50_ms": 12.0, "loop_lag_p99_ms": 80.0, "loop_lag_max_ms": 95.0,
-        "lag_samples": 100, "cpu_seconds": 0.5, "wall_seconds": 1.0, "cpu_share": 0.5,
-    }  # fmt: skip
+    load = ClientLoad(
+        loop_lag_p50_ms=12.0, loop_lag_p99_ms=80.0, loop_lag_max_ms=95.0,
+        lag_samples=100, cpu_seconds=0.5, wall_seconds=1.0, cpu_share=0.5,
+    )  # fmt: skip
+    doc = msgspec.structs.replace(doc, client_load=load)
     point = build_point(spec, doc, why="w", result_path="r")
     # its latencies are under the limit, but they timed a client 80 ms late on its own clock
     assert all(r.meets for r in point.readings)
     assert (point.meets, point.overloaded) == (False, False)
     assert point.invalid == ("client_saturated: p99 event-loop lag 80.0 ms > 50 ms",)
-    doc["client_load"]["loop_lag_p99_ms"] = 3.0
+    calm = msgspec.structs.replace(load, loop_lag_p99_ms=3.0)
+    doc = msgspec.structs.replace(doc, client_load=calm)
     assert build_point(spec, doc, why="w", result_path="r").meets
 
 
@@ -133,4 +136,20 @@ def test_every_target_reads_its_metric_at_its_percentile(metric: str, p: int) ->
     spec = build_search_spec(CapacitySearchConfig(targets=CapacityTargets(**{name: 1e6})))
     (reading,) = build_readings(doc, spec.targets)
     assert reading.target == name
-    assert reading.value_ms == pytest.approx(doc[f"p{p}_{metric}_ms"])
+    assert reading.value_ms == pytest.approx(getattr(doc, f"p{p}_{metric}_ms"))
+
+
+def test_the_log_line_of_an_invalid_point_says_invalid_and_why() -> None:
+    from srt_bench.capacity.outcome import format_point
+
+    spec = build_search_spec(CapacitySearchConfig(targets=CapacityTargets(ttft_p99_ms=100.0)))
+    load = ClientLoad(
+        loop_lag_p50_ms=12.0, loop_lag_p99_ms=80.0, loop_lag_max_ms=95.0,
+        lag_samples=100, cpu_seconds=0.5, wall_seconds=1.0, cpu_share=0.5,
+    )  # fmt: skip
+    doc = msgspec.structs.replace(_doc([_record(i) for i in range(50)], c=16), client_load=load)
+    line = format_point(spec, build_point(spec, doc, why="w", result_path="r"))
+    assert line.startswith(
+        "concurrency 16 is invalid (client_saturated: p99 event-loop lag 80.0 ms > 50 ms), "
+        "so it counts as a miss: ttft_p99_ms "
+    )

@@ -182,8 +182,10 @@ def test_token_counts_match_the_servers_usage_and_itl_is_measured(
         # our own tokenization of the streamed text agrees with the server's usage
         for text, usage in zip(r["generated_texts"], r["output_lens"], strict=True):
             assert len(tokenizer.encode(text, add_special_tokens=False).ids) == usage
-        # one text delta per token: ITL is measured end to end
-        assert [len(itl) for itl in r["itls"]] == [11] * n
+        # one text delta per token, grouped by arrival: ITL is one gap per chunk after the first
+        assert [sum(tokens) for tokens in r["chunk_tokens"]] == [12] * n
+        assert [len(itl) for itl in r["itls"]] == [len(t) - 1 for t in r["chunk_tokens"]]
+        assert all(gap > 0 for itl in r["itls"] for gap in itl)
         assert r["unmeasured_metrics"] == {}
         assert r["mean_ttft_ms"] > 0 and r["p99_itl_ms"] > 0 and r["median_tpot_ms"] > 0
         assert r["total_output_tokens"] == 12 * n

@@ -24,6 +24,7 @@ from bench_fakes.power_files import manifest_doc, window, write_power
 from srt_bench.cpu_energy import CPU_NOT_BRACKETED
 from srt_bench.energy import NO_VALIDATION, apply_energy
 from srt_bench.rollup import build_sa_bench_rollup, write_rollup
+from srt_schema.bench_result import BenchResult
 from srt_schema.rollup import RunEnergy, decode_rollup
 
 
@@ -45,7 +46,9 @@ def _result(c: int, **over: object) -> dict[str, object]:
 
 def _rollup(log: Path, *results: dict[str, object]) -> bytes:
     log.mkdir(parents=True, exist_ok=True)
-    docs = list(results) or [_result(4), _result(8), _result(16)]
+    docs = [
+        msgspec.convert(d, BenchResult) for d in results or (_result(4), _result(8), _result(16))
+    ]
     rollup = build_sa_bench_rollup(docs, isl=128, osl=64, timestamp="2026-08-21T12:00:00Z")
     return write_rollup(log, rollup, None).read_bytes()
 
@@ -168,7 +171,16 @@ def test_a_window_without_a_validation_row_is_not_covered(tmp_path: Path) -> Non
 
 
 def test_workload_fields_and_unknown_fields_are_kept(tmp_path: Path) -> None:
-    workload = {"kind": "multi-turn", "prefix_hit_potential": 0.25, "client_prompt_tokens": 7}
+    workload = {
+        "kind": "multi-turn",
+        "prefix_hit_potential": 0.25,
+        "prefix_hit_tokens": 1,
+        "prefix_prompt_tokens": 4,
+        "requests_with_prefix_hit": 1,
+        "client_prompt_tokens": 7,
+        "server_prompt_tokens": None,
+        "prompt_token_mismatches": 0,
+    }
     _rollup(tmp_path, _result(4, workload=workload))
     path = tmp_path / "benchmark-rollup.json"
     doc = json.loads(path.read_bytes())
@@ -299,7 +311,9 @@ def test_a_malformed_cpu_csv_fails_the_command_naming_it(tmp_path: Path) -> None
 
 
 def test_a_run_without_energy_has_no_energy_key() -> None:
-    rollup = build_sa_bench_rollup([_result(4)], isl=1, osl=1, timestamp="t")
+    rollup = build_sa_bench_rollup(
+        [msgspec.convert(_result(4), BenchResult)], isl=1, osl=1, timestamp="t"
+    )
     (run,) = msgspec.json.decode(msgspec.json.encode(rollup))["runs"]
     assert "energy" not in run and "power" not in msgspec.to_builtins(rollup)
     assert len(run) == 17 and run["ttft_p99_ms"] is None  # nulls are still written

@@ -61,7 +61,9 @@ def _ok(r: RequestRecord) -> None:
     assert r.error == "" and r.success
     assert r.text == " w1 w2"
     assert (r.output_tokens, r.server_prompt_tokens, r.token_source) == (2, 3, "usage")
-    assert len(r.chunk_times) == 2
+    # one chunk per arrival: the two text events may arrive together (one chunk of 2 tokens)
+    assert sum(r.chunk_tokens) == 2 and len(r.chunk_times) == len(r.chunk_tokens)
+    assert len(r.itls) == len(r.chunk_times) - 1
 
 
 @pytest.mark.parametrize("split", [1, 2, 7, 1000])

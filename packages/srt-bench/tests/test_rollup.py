@@ -16,11 +16,14 @@ from srt_bench.rollup import (
     format_csv_number,
     nearest_rank,
     read_running_requests,
+    read_sa_bench_results,
+    sglang_result_as_sa_bench,
     write_rollup,
 )
+from srt_schema.bench_result import BenchResult
 
 
-def _result(c: int, **over: object) -> dict[str, object]:
+def _result(c: int, **over: object) -> BenchResult:
     doc: dict[str, object] = {
         "model_id": "m",
         "max_concurrency": c,
@@ -42,7 +45,7 @@ def _result(c: int, **over: object) -> dict[str, object]:
         "total_token_throughput": 7000.0,
     }
     doc.update(over)
-    return doc
+    return msgspec.convert(doc, BenchResult)
 
 
 def test_run_fields_follow_the_reference_names() -> None:
@@ -64,13 +67,31 @@ def test_run_fields_follow_the_reference_names() -> None:
     }
 
 
-def test_legacy_percentile_lists_and_token_aliases() -> None:
-    doc = _result(2, p99_ttft_ms=None, percentiles_ttft_ms=[[50, 1.0], [99, 7.5]])
-    del doc["total_input_tokens"]
-    doc["total_input"] = 11
-    run = build_sa_bench_run(doc)
-    assert run.ttft_p99_ms == 7.5
-    assert run.total_input_tokens == 11
+def test_sglang_result_lines_read_as_sa_bench_results() -> None:
+    line = {
+        "max_concurrency": 2,
+        "p99_ttft_ms": 7.5,
+        "mean_e2e_latency_ms": 9.0,
+        "total_input": 11,
+        "total_throughput": 5.0,
+        "input_lens": [[1, 2]],  # theirs, not read
+    }
+    run = build_sa_bench_run(sglang_result_as_sa_bench(line, model="m"))
+    assert (run.concurrency, run.ttft_p99_ms, run.e2el_mean_ms) == (2, 7.5, 9.0)
+    assert (run.total_input_tokens, run.total_token_throughput) == (11, 5.0)
+    with pytest.raises(BenchDatasetError, match=r"got `str` - at `\$.p99_ttft_ms`"):
+        sglang_result_as_sa_bench({"p99_ttft_ms": "slow"}, model="m")
+
+
+def test_a_result_file_that_does_not_decode_is_refused_naming_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "sa-bench_isl_1_osl_1" / "results_concurrency_4_gpus_1.json"
+    path.parent.mkdir()
+    path.write_text('{"max_concurrency": 4, "mean_ttft_ms": "fast"}')
+    with pytest.raises(BenchDatasetError) as exc:
+        read_sa_bench_results(tmp_path)
+    assert str(exc.value) == (
+        f"{path}: not an sa-bench result: Expected `float | null`, got `str` - at `$.mean_ttft_ms`"
+    )
 
 
 def test_rollup_is_sorted_by_concurrency() -> None:
@@ -146,7 +167,11 @@ def test_aiperf_exports_map_to_the_same_schema() -> None:
 
 
 def test_a_rollup_its_readers_could_not_decode_is_not_written(tmp_path: Path) -> None:
-    rollup = build_sa_bench_rollup([_result(4, mean_ttft_ms="fast")], isl=1, osl=1, timestamp="t")
+    rollup = build_sa_bench_rollup([_result(4)], isl=1, osl=1, timestamp="t")
+    (run,) = rollup.runs
+    rollup = msgspec.structs.replace(
+        rollup, runs=(msgspec.structs.replace(run, ttft_mean_ms="fast"),)
+    )
     with pytest.raises(BenchDatasetError) as exc:
         write_rollup(tmp_path, rollup, None)
     assert str(exc.value) == (

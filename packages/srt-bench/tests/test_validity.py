@@ -32,6 +32,7 @@ from srt_bench.validity_inputs import (
     build_downtimes,
     build_restart_times,
 )
+from srt_schema.bench_result import BenchResult
 from srt_schema.rollup import (
     ClientLoad,
     PowerSummary,
@@ -60,7 +61,7 @@ def _run(c: int = 4, **changes: Any) -> RollupRun:
     return RollupRun(**fields)
 
 
-def _result(c: int = 4, **changes: Any) -> dict[str, Any]:
+def _result(c: int = 4, **changes: Any) -> BenchResult:
     doc: dict[str, Any] = {
         "max_concurrency": c,
         "num_prompts": 40,
@@ -76,7 +77,7 @@ def _result(c: int = 4, **changes: Any) -> dict[str, Any]:
         ),
     }
     doc.update(changes)
-    return doc
+    return msgspec.convert(doc, BenchResult)
 
 
 def _gate(**changes: Any) -> HealthGateRecord:
@@ -399,7 +400,7 @@ def test_apply_rewrites_the_rollup_keeping_unknown_fields_and_is_idempotent(
     results.mkdir()
     for c in (4, 16):
         path = results / f"results_concurrency_{c}_gpus_2.json"
-        path.write_text(json.dumps(_result(c)))
+        path.write_bytes(msgspec.json.encode(_result(c)))
     gate = msgspec.json.encode(_gate())
     (tmp_path / "health_gate.json").write_bytes(gate)
     (tmp_path.parent / "status_events.jsonl").write_text("")

@@ -295,3 +295,20 @@ def test_the_runtime_reporter_delivers_the_report_to_the_collector(collector: Co
     doc = httpx.get(f"{collector.url}/api/jobs/77", timeout=5.0).json()
     assert (doc["status"], doc["exit_code"]) == ("failed", 3)
     assert msgspec.convert(doc["report"], JobReport) == report
+
+
+def test_the_job_page_shows_the_ai_analysis_or_why_there_is_none(client: httpx.Client) -> None:
+    from srt_runtime.reporting.job_report import AnalysisSummary
+
+    text = "The worker ran out of memory <at load>.\nLower max_num_seqs."
+    analysis = AnalysisSummary(ok=True, reason="written", file="ai_analysis.md", text=text)
+    _final(client, "4242", JobReport(diagnosis=DIAGNOSIS, analysis=analysis))
+    html = client.get("/ui/jobs/4242").text
+    assert (
+        '<section id="ai-analysis"><h2>AI analysis</h2><pre class="analysis">The worker ran out '
+        "of memory &lt;at load&gt;.\nLower max_num_seqs.</pre></section>"
+    ) in html
+    assert html.index("Why it failed") < html.index("AI analysis")
+    missing = AnalysisSummary(ok=False, reason="AI analysis skipped: no API key")
+    _final(client, "4243", JobReport(diagnosis=DIAGNOSIS, analysis=missing))
+    assert "No analysis: AI analysis skipped: no API key" in client.get("/ui/jobs/4243").text

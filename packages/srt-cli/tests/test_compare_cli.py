@@ -89,6 +89,11 @@ def test_compare_names_the_one_setting_and_prints_deltas_with_intervals(
     page = (tmp_path / "c.html").read_text()
     assert page.count('class="pt valid"') == 2
     assert "one setting differed: engine.speedup_ratio 10 -&gt; 20" in page
+    # issue 31: the chart's legend names the setting that differed, with each run's value, and
+    # each point its concurrency
+    assert ">local-a: engine.speedup_ratio=10<title>" in page
+    assert ">local-b: engine.speedup_ratio=20<title>" in page
+    assert page.count('class="k">c=4</text>') == 2
     again = invoke("compare", str(a), str(b))
     assert again.stdout == out.replace(f"html: {tmp_path / 'c.html'}\n", "")  # fixed seed
 

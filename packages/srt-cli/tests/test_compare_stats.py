@@ -181,3 +181,18 @@ def test_order_statistic_replicates_match_building_each_resample() -> None:
         b = sorted(r[k] for r in slow)
         for q in (5.0, 50.0, 95.0):
             assert percentile(a, q) == pytest.approx(percentile(b, q), rel=0.03)
+
+
+def test_relative_bounds_come_from_each_replicates_ratio_and_never_pass_minus_100() -> None:
+    from srt_cli.compare.bootstrap import relative_interval
+
+    baseline = [5.0, 20.0] * 50  # a noisy baseline around 12.5 ms
+    other = [1.0] * 100
+    interval = delta_interval(baseline, other)
+    assert interval is not None
+    low = interval[0]
+    assert low / 12.5 * 100.0 < -100.0  # the old way: absolute bound / point baseline
+    rel = relative_interval(baseline, other)
+    assert rel is not None
+    assert -100.0 < rel[0] <= rel[1] < 0.0
+    assert rel == pytest.approx((-95.0, -80.0))

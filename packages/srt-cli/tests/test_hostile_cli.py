@@ -302,7 +302,7 @@ CASES: tuple[Case, ...] = (
     ),
     Case(
         "resolve-override-variant-escapes",
-        ("resolve-override", "-f", "sub/o.yaml"),
+        ("resolve-override", "-f", "sub/o.yaml", "-o", "sub"),
         2,
         "error: the file of variant override_x/../../esc sub/o_x/../../esc.yaml resolves to "
         "{d}/esc.yaml, outside {d}/sub; nothing was written: name the variant "

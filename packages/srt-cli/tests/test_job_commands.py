@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from cli_testkit import DATA, FAKES, Invoke
 
@@ -24,6 +25,7 @@ from srt_planner.plan import JobPlan
 from srt_runtime import FileStatusSink, write_plan
 from srt_runtime.status import EventLog, Stage, StatusValue
 from srt_schema import ClusterConfig, load_recipe_text
+from srt_schema.bench_result import BenchResult
 
 SQUEUE_FORMAT = "--format=%i|%T|%M|%l|%D|%R|%j"
 JOB_ID = "local-20261129T150000Z"
@@ -93,7 +95,8 @@ def build_job(
             }
             for c in (2, 1)
         ]
-        roll = build_sa_bench_rollup(results, isl=128, osl=128, timestamp="2026-11-29T15:00:00Z")
+        typed = [msgspec.convert(r, BenchResult) for r in results]
+        roll = build_sa_bench_rollup(typed, isl=128, osl=128, timestamp="2026-11-29T15:00:00Z")
         write_rollup(log_dir, roll, None)
     return job_dir
 
@@ -228,7 +231,11 @@ def test_status_json_of_a_running_slurm_job(
         "source": "squeue",
     }
     assert doc["slurm_note"] is None
-    assert doc["metadata"] == {"job_id": "4242", "job_name": "agg"}
+    # the job record through its one decoder (srt_schema.job_files.JobRecord): unset fields read
+    # as their defaults
+    meta = doc["metadata"]
+    assert (meta["job_id"], meta["job_name"], meta["version"]) == ("4242", "agg", "2.0")
+    assert meta["model"] is None and meta["tags"] == []
     assert calls(slurm, "squeue") == [["--job", "4242", "--noheader", SQUEUE_FORMAT]]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from cli_testkit import Invoke
 
@@ -85,13 +86,44 @@ def test_resolve_override_keeps_base_comments_and_order(invoke: Invoke, data: Pa
     assert keys == ["schema", "name", "model", "resources", "engine", "roles", "benchmark"]
 
 
-def test_resolve_override_files_and_set(invoke: Invoke, data: Path) -> None:
+def test_resolve_override_files_and_set(
+    invoke: Invoke, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
     source = data / "overrides.yaml"
     result = invoke("resolve-override", "-f", f"{source}:override_two", "--set", "name=n")
-    assert result.exit_code == 0
-    target = data / "overrides_two.yaml"
+    assert result.exit_code == 0, result.output
+    target = here / "overrides_two.yaml"
     assert result.stdout == f"wrote {target}\n"
     assert yaml.safe_load(target.read_text())["name"] == "n"
+    assert not (data / "overrides_two.yaml").exists()  # never beside its input
+
+
+def test_resolve_override_never_writes_beside_a_read_only_input(
+    invoke: Invoke, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    source = corpus / "overrides.yaml"
+    source.write_text((data / "overrides.yaml").read_text())
+    corpus.chmod(0o555)
+    monkeypatch.chdir(tmp_path)
+    try:
+        result = invoke("resolve-override", "-f", str(source), "-o", "out")
+    finally:
+        corpus.chmod(0o755)
+    assert result.exit_code == 0, result.output
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert written == ["overrides_isl_0.yaml", "overrides_isl_1.yaml", "overrides_two.yaml"]
+    assert sorted(p.name for p in corpus.iterdir()) == ["overrides.yaml"]
+
+
+def test_resolve_override_refuses_stdout_with_output(invoke: Invoke, data: Path) -> None:
+    result = invoke("resolve-override", "-f", str(data / "overrides.yaml"), "--stdout", "-o", "x")
+    assert result.exit_code == 2
+    assert result.stderr == "error: choose either --stdout or -o/--output, not both\n"
 
 
 def test_resolve_override_refuses_a_plain_recipe(invoke: Invoke, data: Path) -> None:

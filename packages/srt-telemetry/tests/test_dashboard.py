@@ -317,8 +317,10 @@ def test_render_is_deterministic_and_notes_missing_inputs(tmp_path: Path) -> Non
     html = render_dashboard(data)
     assert html == render_dashboard(read_dashboard_data(run, DashboardConfig(title="t")))
     assert "no benchmark-rollup.json: benchmark sections are empty" in html
-    assert "no power/samples.csv: GPU power not captured" in html
-    assert "GPU power: no manifest.json, numbers are not publishable." in html
+    # power was not asked for: no power section, columns or warning (issue 31 item 3)
+    assert "GPU power" not in html and 'id="power"' not in html
+    assert "J/output token" not in html and "window power" not in html
+    assert "Not judged: the rollup has no validity verdict" in html
 
 
 def test_cpu_exporter_leg_is_plotted(tmp_path: Path) -> None:
@@ -385,3 +387,23 @@ def test_malformed_rollup_names_the_file(tmp_path: Path) -> None:
 def test_nice_ticks() -> None:
     assert nice_ticks(0, 97) == [0, 20, 40, 60, 80, 100]
     assert nice_ticks(0.0, 0.0) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
+def test_an_invalid_window_is_hollow_and_labelled_with_its_reason(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    bad = {"verdict": "invalid", "reasons": [{"code": "client_saturated", "detail": "c=16: x"}]}
+    rollup = {
+        "benchmark_type": "sa-bench",
+        "timestamp": "t",
+        "config": {"model": "m", "isl": 1, "osl": 1},
+        "runs": [
+            {"concurrency": 4, "throughput_toks": 100.0, "e2el_mean_ms": 50.0},
+            {"concurrency": 16, "throughput_toks": 300.0, "e2el_mean_ms": 90.0, "validity": bad},
+        ],
+    }
+    (run / "benchmark-rollup.json").write_text(json.dumps(rollup))
+    html = render_dashboard(read_dashboard_data(run, DashboardConfig(title="t")))
+    assert html.count('class="mk invalid" fill="white"') == 1
+    assert html.count('class="mk valid"') == 1
+    assert ">c=16 invalid: client_saturated</text>" in html

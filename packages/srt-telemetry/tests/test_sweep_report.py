@@ -122,6 +122,14 @@ def test_the_page_draws_every_point_the_frontier_the_curves_and_the_validity_tab
     assert "no rollup (job failed, exit 1)" in html
     assert 'href="../../local-1/logs/perf_dashboard.html"' in html
     assert "<script" not in html and "http" not in html.replace("http://www.w3.org", "")
+    # issue 31: invalid points are drawn hollow and labelled with their reason on every chart
+    # (the Pareto chart and both curves), valid ones with their concurrency
+    assert html.count('class="mk invalid" fill="white"') == 4  # 2 runs x 2 curve charts
+    assert html.count('class="mk valid"') == 4
+    assert html.count(">c=16 invalid: client_saturated</text>") == 3
+    assert html.count('class="k bad">c=4 invalid: client_saturated</text>') == 3
+    assert '<text x="' in html and 'class="k">c=4</text>' in html
+    assert "drawn hollow and labelled with their reason" in html
     again = write_sweep_report(folder)
     assert again.read_text() == html  # deterministic
 

@@ -59,10 +59,16 @@ def build_request_body(
 
 
 class _StreamSink:
-    """Decodes the SSE stream as bytes arrive and stamps every text-carrying chunk."""
+    """Decodes the SSE stream as bytes arrive and stamps every text-carrying chunk.
+
+    A chunk is one arrival: the text-carrying SSE events that came in one read (one receive
+    stamp) form one chunk, and `chunk_tokens` counts them (one token per event, as servers that
+    stream per token send). So a batch of tokens that arrives at once is one ITL gap, not a gap
+    followed by zero gaps (docs/telemetry-and-bench.md#metric-definitions)."""
 
     __slots__ = (
         "chunk_times",
+        "chunk_tokens",
         "completion_usage",
         "decoder",
         "done",
@@ -77,6 +83,7 @@ class _StreamSink:
         self.status = 0
         self.decoder = SseDecoder()
         self.chunk_times: list[float] = []
+        self.chunk_tokens: list[int] = []
         self.parts: list[str] = []
         self.prompt_usage: int | None = None
         self.completion_usage: int | None = None
@@ -102,7 +109,11 @@ class _StreamSink:
                 if chunk.error is not None:
                     self.error = f"server error in stream: {chunk.error}"
                 if chunk.text:
-                    self.chunk_times.append(now)
+                    if self.chunk_times and self.chunk_times[-1] == now:
+                        self.chunk_tokens[-1] += 1
+                    else:
+                        self.chunk_times.append(now)
+                        self.chunk_tokens.append(1)
                     self.parts.append(chunk.text)
                 usage = chunk.usage
                 if usage is not None:
@@ -178,6 +189,7 @@ class StreamClient:
             end=end,
             origin=origin,
             chunk_times=sink.chunk_times,
+            chunk_tokens=sink.chunk_tokens,
             text="".join(sink.parts),
             prompt_usage=sink.prompt_usage,
             completion_usage=sink.completion_usage,
@@ -192,6 +204,7 @@ def _record(
     end: float,
     origin: float,
     chunk_times: list[float],
+    chunk_tokens: list[int],
     text: str,
     prompt_usage: int | None,
     completion_usage: int | None,
@@ -215,5 +228,6 @@ def _record(
         latency=end - start,
         send_time=start - origin,
         chunk_times=tuple(t - origin for t in chunk_times),
+        chunk_tokens=tuple(chunk_tokens),
         text=text,
     )

@@ -66,7 +66,7 @@ def write_sa_bench_rollup(config: BenchRunConfig, out_dir: Path, now: dt.datetim
     isl, osl = (None, None) if custom else (b.isl, b.osl)
     if config.workload is not None:
         # the lengths the workload's results report (a shared prefix's isl is prefix + suffix)
-        isl, osl = results[0].get("isl"), results[0].get("osl")
+        isl, osl = results[0].isl, results[0].osl
     rollup = build_sa_bench_rollup(
         results,
         isl=isl,
@@ -151,7 +151,7 @@ def _fold(
                 return None
             rollup = build_sa_bench_rollup(
                 # its result lines do not name the model: the served name asked for
-                [{"model_id": config.model_name, **sglang_result_as_sa_bench(d)} for d in docs],
+                [sglang_result_as_sa_bench(d, model=config.model_name) for d in docs],
                 isl=config.benchmark.isl,
                 osl=config.benchmark.osl,
                 timestamp=iso_micros_z(now),

@@ -32,8 +32,10 @@ class RequestRecord(msgspec.Struct, frozen=True, kw_only=True):
     #: Send to end of stream.
     latency: float = 0.0
     send_time: float = 0.0
-    #: Arrival times of chunks carrying generated text.
+    #: Arrival times of chunks carrying generated text (a chunk: the text events of one read).
     chunk_times: tuple[float, ...] = ()
+    #: Text-carrying SSE events of each chunk (one token each when the server streams per token).
+    chunk_tokens: tuple[int, ...] = ()
     text: str = ""
 
     @property

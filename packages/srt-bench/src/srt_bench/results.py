@@ -1,5 +1,6 @@
 """The sa-bench per-phase result JSON (`results_concurrency_<c>_gpus_<n>[...].json`,
-docs/telemetry-and-bench.md#sa-bench-results).
+docs/telemetry-and-bench.md#sa-bench-results): builds `srt_schema.bench_result.BenchResult`, the
+file's one definition.
 
 Key names and units follow the reference so tools that read srt-slurm results keep working.
 Latencies are milliseconds; a metric that could not be measured is null, and the reason is under
@@ -9,14 +10,24 @@ Latencies are milliseconds; a metric that could not be measured is null, and the
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import msgspec
 
 from srt_bench.records import RequestRecord
 from srt_bench.stats import METRICS, PhaseMetrics
+from srt_schema.bench_result import BenchOutcome, BenchResult, encode_bench_result, request_tpot
 from srt_schema.capacity_axis import format_rate
 
-__all__ = ["MAX_FAILURE_RATE", "build_outcome", "build_result", "format_percentile", "result_stem"]
+__all__ = [
+    "MAX_FAILURE_RATE",
+    "build_outcome",
+    "build_result",
+    "encode_result",
+    "format_percentile",
+    "result_stem",
+]
 
 #: A phase whose failed/requested ratio exceeds this fails the benchmark.
 MAX_FAILURE_RATE = 0.05
@@ -45,7 +56,7 @@ def format_percentile(p: float) -> str:
     return str(int(p)) if float(p).is_integer() else str(p)
 
 
-def build_outcome(metrics: PhaseMetrics) -> dict[str, Any]:
+def build_outcome(metrics: PhaseMetrics) -> BenchOutcome:
     """`benchmark_outcome`: failed when the failure rate exceeds 5% or no token came back."""
     requested = metrics.requested
     rate = metrics.failed / requested if requested else 1.0
@@ -57,19 +68,36 @@ def build_outcome(metrics: PhaseMetrics) -> dict[str, Any]:
         )
     if metrics.total_output_tokens == 0:
         reasons.append("zero output tokens: no completed request produced a token")
-    return {
-        "status": "failed" if reasons else "passed",
-        "requested": requested,
-        "completed": metrics.completed,
-        "failed": metrics.failed,
-        "max_failure_rate": MAX_FAILURE_RATE,
-        "reasons": reasons,
-    }
+    return BenchOutcome(
+        status="failed" if reasons else "passed",
+        requested=requested,
+        completed=metrics.completed,
+        failed=metrics.failed,
+        max_failure_rate=MAX_FAILURE_RATE,
+        reasons=tuple(reasons),
+    )
+
+
+def _summary_fields(metrics: PhaseMetrics) -> dict[str, float | None]:
+    fields: dict[str, float | None] = {}
+    for name in METRICS:
+        summary = metrics.latencies[name]
+        fields[f"mean_{name}_ms"] = summary.mean_ms
+        fields[f"median_{name}_ms"] = summary.median_ms
+        fields[f"std_{name}_ms"] = summary.std_ms
+        for p, value in summary.percentiles_ms:
+            if p in _DECLARED:
+                fields[f"p{format_percentile(p)}_{name}_ms"] = value
+    return fields
+
+
+#: The percentiles `BenchResult` declares; others are written by `encode_result`.
+_DECLARED = (50.0, 90.0, 99.0)
 
 
 def build_result(
     *,
-    header: dict[str, Any],
+    header: Mapping[str, Any],
     metrics: PhaseMetrics,
     records: Sequence[RequestRecord],
     percentiles: Sequence[float],
@@ -77,53 +105,54 @@ def build_result(
     end_unix: float,
     reuse_http_connections: bool,
     requested_num_prompts: int,
-) -> dict[str, Any]:
-    """The whole result document (pure; key order as in the reference)."""
-    doc: dict[str, Any] = dict(header)
-    rate = header.get("request_rate")
+) -> BenchResult:
+    """The whole result (pure)."""
+    rate = header["request_rate"]
     if isinstance(rate, float) and math.isinf(rate):
-        doc["request_rate"] = "inf"
-    doc.update(
-        {
-            "num_prompts": len(records),
-            "requested_num_prompts": requested_num_prompts,
-            "duration": metrics.duration,
-            "benchmark_start_time_unix": start_unix,
-            "benchmark_end_time_unix": end_unix,
-            "completed": metrics.completed,
-            "failed": metrics.failed,
-            "total_input_tokens": metrics.total_input_tokens,
-            "total_output_tokens": metrics.total_output_tokens,
-            "output_token_sources": metrics.token_sources,
-            "request_throughput": metrics.request_throughput,
-            "request_goodput": metrics.request_goodput,
-            "output_throughput": metrics.output_throughput,
-            "peak_output_tokens_per_s": metrics.peak_output_tokens_per_s,
-            "total_token_throughput": metrics.total_token_throughput,
-            "output_throughput_per_gpu": metrics.output_throughput_per_gpu,
-            "total_token_throughput_per_gpu": metrics.total_token_throughput_per_gpu,
-            "input_lens": [r.input_tokens for r in records],
-            "output_lens": [r.output_tokens for r in records],
-            "ttfts": [r.ttft for r in records],
-            # per-request latency (send to end of stream, s): srtctl compare's E2EL and TPOT
-            "e2els": [r.latency for r in records],
-            "itls": [list(r.itls) for r in records],
-            "generated_texts": [r.text for r in records],
-            "errors": [r.error for r in records],
-        }
+        rate = "inf"
+    result = BenchResult(
+        **{**header, "request_rate": rate},
+        num_prompts=len(records),
+        requested_num_prompts=requested_num_prompts,
+        duration=metrics.duration,
+        benchmark_start_time_unix=start_unix,
+        benchmark_end_time_unix=end_unix,
+        completed=metrics.completed,
+        failed=metrics.failed,
+        total_input_tokens=metrics.total_input_tokens,
+        total_output_tokens=metrics.total_output_tokens,
+        output_token_sources=metrics.token_sources,
+        request_throughput=metrics.request_throughput,
+        request_goodput=metrics.request_goodput,
+        output_throughput=metrics.output_throughput,
+        peak_output_tokens_per_s=metrics.peak_output_tokens_per_s,
+        total_token_throughput=metrics.total_token_throughput,
+        output_throughput_per_gpu=metrics.output_throughput_per_gpu,
+        total_token_throughput_per_gpu=metrics.total_token_throughput_per_gpu,
+        input_lens=[r.input_tokens for r in records],
+        output_lens=[r.output_tokens for r in records],
+        ttfts=[r.ttft for r in records],
+        e2els=[r.latency for r in records],
+        tpots=[request_tpot(r.ttft, r.latency, r.output_tokens) for r in records],
+        itls=[list(r.itls) for r in records],
+        chunk_tokens=[list(r.chunk_tokens) for r in records],
+        generated_texts=[r.text for r in records],
+        errors=[r.error for r in records],
+        itl_definition="per-chunk",
+        unmeasured_metrics={
+            name: why for name in METRICS if (why := metrics.latencies[name].unmeasured) is not None
+        },
+        percentiles=[format_percentile(p) for p in percentiles],
+        reuse_http_connections=reuse_http_connections,
+        benchmark_outcome=build_outcome(metrics),
     )
-    unmeasured: dict[str, str] = {}
-    for name in METRICS:
-        summary = metrics.latencies[name]
-        doc[f"mean_{name}_ms"] = summary.mean_ms
-        doc[f"median_{name}_ms"] = summary.median_ms
-        doc[f"std_{name}_ms"] = summary.std_ms
-        for p, value in summary.percentiles_ms:
-            doc[f"p{format_percentile(p)}_{name}_ms"] = value
-        if summary.unmeasured is not None:
-            unmeasured[name] = summary.unmeasured
-    doc["unmeasured_metrics"] = unmeasured
-    doc["percentiles"] = [format_percentile(p) for p in percentiles]
-    doc["reuse_http_connections"] = reuse_http_connections
-    doc["benchmark_outcome"] = build_outcome(metrics)
-    return doc
+    return msgspec.structs.replace(result, **_summary_fields(metrics))
+
+
+def encode_result(result: BenchResult, metrics: PhaseMetrics) -> bytes:
+    """The file's bytes, with the reference's key of every configured percentile."""
+    extra = {
+        name: {p: v for p, v in metrics.latencies[name].percentiles_ms if p not in _DECLARED}
+        for name in METRICS
+    }
+    return encode_bench_result(result, extra_percentiles_ms=extra)

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from srt_bench.errors import BenchDatasetError
+from srt_schema.bench_result import METRICS, BenchResult, decode_bench_result
 from srt_schema.rollup import (
     ROLLUP_FILE,
     Rollup,
@@ -84,25 +85,6 @@ class GpuCounts(msgspec.Struct, frozen=True, kw_only=True):
         return bool(self.prefill) and bool(self.decode)
 
 
-def _first(doc: Mapping[str, Any], *keys: str) -> Any:
-    for key in keys:
-        if doc.get(key) is not None:
-            return doc[key]
-    return None
-
-
-def _p99(doc: Mapping[str, Any], metric: str) -> Any:
-    flat = doc.get(f"p99_{metric}_ms")
-    if flat is not None:
-        return flat
-    legacy = doc.get(f"percentiles_{metric}_ms")
-    if isinstance(legacy, list):
-        for item in legacy:
-            if isinstance(item, list) and len(item) == 2 and float(item[0]) == 99.0:
-                return item[1]
-    return None
-
-
 class WorkloadRollupRun(RollupRun, frozen=True, kw_only=True):
     """A run of a workload (multi-turn, shared-prefix, trace-replay): the reference's fields plus
     the KV-cache-relevant numbers of its window (readers that do not know them ignore them)."""
@@ -117,42 +99,43 @@ class WorkloadRollupRun(RollupRun, frozen=True, kw_only=True):
     prompt_token_mismatches: int
 
 
-def build_sa_bench_run(doc: Mapping[str, Any]) -> RollupRun:
-    """One rollup run from one sa-bench result document (sa-bench's own, free-form JSON)."""
-    run = _reference_run(doc)
-    w = doc.get("workload")
-    if not isinstance(w, Mapping):
+def build_sa_bench_run(result: BenchResult) -> RollupRun:
+    """One rollup run from one sa-bench result."""
+    run = _reference_run(result)
+    w = result.workload
+    if w is None:
         return run
     return WorkloadRollupRun(
         **msgspec.structs.asdict(run),
-        workload=str(w.get("kind")),
-        prefix_hit_potential=w.get("prefix_hit_potential"),
-        client_prompt_tokens=int(w.get("client_prompt_tokens") or 0),
-        server_prompt_tokens=w.get("server_prompt_tokens"),
-        prompt_token_mismatches=int(w.get("prompt_token_mismatches") or 0),
+        workload=w.kind,
+        prefix_hit_potential=w.prefix_hit_potential,
+        client_prompt_tokens=w.client_prompt_tokens,
+        server_prompt_tokens=w.server_prompt_tokens,
+        prompt_token_mismatches=w.prompt_token_mismatches,
     )
 
 
-def _reference_run(doc: Mapping[str, Any]) -> RollupRun:
+def _reference_run(r: BenchResult) -> RollupRun:
     return RollupRun(
-        concurrency=doc.get("max_concurrency"),
-        throughput_toks=doc.get("output_throughput"),
-        request_throughput=doc.get("request_throughput"),
-        ttft_mean_ms=doc.get("mean_ttft_ms"),
-        ttft_p99_ms=_p99(doc, "ttft"),
-        tpot_mean_ms=doc.get("mean_tpot_ms"),
-        tpot_p99_ms=_p99(doc, "tpot"),
-        itl_mean_ms=doc.get("mean_itl_ms"),
-        itl_p99_ms=_p99(doc, "itl"),
-        e2el_mean_ms=doc.get("mean_e2el_ms"),
-        completed_requests=doc.get("completed"),
-        total_input_tokens=_first(doc, "total_input_tokens", "total_input"),
-        total_output_tokens=_first(doc, "total_output_tokens", "total_output"),
+        concurrency=r.max_concurrency,
+        throughput_toks=r.output_throughput,
+        request_throughput=r.request_throughput,
+        ttft_mean_ms=r.mean_ttft_ms,
+        ttft_p99_ms=r.p99_ttft_ms,
+        tpot_mean_ms=r.mean_tpot_ms,
+        tpot_p99_ms=r.p99_tpot_ms,
+        itl_mean_ms=r.mean_itl_ms,
+        itl_p99_ms=r.p99_itl_ms,
+        e2el_mean_ms=r.mean_e2el_ms,
+        completed_requests=r.completed,
+        total_input_tokens=r.total_input_tokens,
+        total_output_tokens=r.total_output_tokens,
         # Ours, beyond the reference's fields: the CSV needs them, readers ignore extra keys.
-        total_token_throughput=doc.get("total_token_throughput"),
-        ttft_median_ms=doc.get("median_ttft_ms"),
-        tpot_median_ms=doc.get("median_tpot_ms"),
-        itl_median_ms=doc.get("median_itl_ms"),
+        total_token_throughput=r.total_token_throughput,
+        ttft_median_ms=r.median_ttft_ms,
+        tpot_median_ms=r.median_tpot_ms,
+        itl_median_ms=r.median_itl_ms,
+        itl_definition=r.itl_definition,
     )
 
 
@@ -162,21 +145,42 @@ SGLANG_RESULT_KEYS = {
     "median_e2e_latency_ms": "median_e2el_ms",
     "p99_e2e_latency_ms": "p99_e2el_ms",
     "total_throughput": "total_token_throughput",
+    "total_input": "total_input_tokens",
+    "total_output": "total_output_tokens",
 }
+#: The sa-bench fields an `sglang.bench_serving` result line carries (the rest is theirs).
+_SGLANG_FIELDS = frozenset(
+    {
+        "max_concurrency",
+        "output_throughput",
+        "request_throughput",
+        "completed",
+        "total_input_tokens",
+        "total_output_tokens",
+        "total_token_throughput",
+        "duration",
+    }
+    | {f"{s}_{m}_ms" for s in ("mean", "median", "std", "p50", "p90", "p99") for m in METRICS}
+)
 
 
-def sglang_result_as_sa_bench(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """An `sglang.bench_serving` result line in sa-bench's key names (the rest is the same
-    vLLM-derived schema: `max_concurrency`, `output_throughput`, `mean_ttft_ms`, ...)."""
-    out = {k: v for k, v in doc.items() if k not in SGLANG_RESULT_KEYS}
-    for theirs, ours in SGLANG_RESULT_KEYS.items():
-        if theirs in doc:
-            out[ours] = doc[theirs]
-    return out
+def sglang_result_as_sa_bench(doc: Mapping[str, Any], *, model: str | None) -> BenchResult:
+    """An `sglang.bench_serving` result line (not our file: another client's output, read here
+    and nowhere else) as a `BenchResult`; its line does not name the model, so the served name
+    asked for is `model`. A value of the wrong type is refused naming its key."""
+    out: dict[str, Any] = {"model_id": model}
+    for key, value in doc.items():
+        ours = SGLANG_RESULT_KEYS.get(key, key)
+        if ours in _SGLANG_FIELDS:
+            out[ours] = value
+    try:
+        return msgspec.convert(out, BenchResult)
+    except msgspec.ValidationError as exc:
+        raise BenchDatasetError(f"an sglang.bench_serving result line: {exc}") from exc
 
 
 def build_sa_bench_rollup(
-    results: Sequence[Mapping[str, Any]],
+    results: Sequence[BenchResult],
     *,
     isl: int | None,
     osl: int | None,
@@ -184,7 +188,7 @@ def build_sa_bench_rollup(
     benchmark_type: str = "sa-bench",
 ) -> Rollup:
     runs = sorted((build_sa_bench_run(r) for r in results), key=lambda r: r.concurrency or 0)
-    model = results[0].get("model_id") if results else None
+    model = results[0].model_id if results else None
     return Rollup(
         benchmark_type=benchmark_type,
         timestamp=timestamp,
@@ -311,17 +315,17 @@ def build_rollup_csv(
     return out.getvalue()
 
 
-def read_sa_bench_results(log_dir: Path) -> list[dict[str, Any]]:
-    """Every `<log_dir>/sa-bench_*/results_*.json`, sorted by path."""
+def read_sa_bench_results(log_dir: Path) -> list[BenchResult]:
+    """Every `<log_dir>/sa-bench_*/results_*.json`, sorted by path, decoded with the file's one
+    decoder; one that does not decode is refused naming the file and the field."""
     docs = []
     for path in sorted(log_dir.glob("sa-bench_*/results_*.json")):
         try:
-            doc = msgspec.json.decode(path.read_bytes())
+            docs.append(decode_bench_result(path.read_bytes()))
+        except msgspec.ValidationError as exc:  # a DecodeError too: first
+            raise BenchDatasetError(f"{path}: not an sa-bench result: {exc}") from exc
         except msgspec.DecodeError as exc:
             raise BenchDatasetError(f"{path}: not valid JSON: {exc}") from exc
-        if not isinstance(doc, dict):
-            raise BenchDatasetError(f"{path}: expected a JSON object")
-        docs.append(doc)
     return docs
 
 

@@ -32,7 +32,13 @@ from srt_bench.prompts import (
     sample_dataset_prompts,
 )
 from srt_bench.records import RequestRecord
-from srt_bench.results import MAX_FAILURE_RATE, build_outcome, build_result, result_stem
+from srt_bench.results import (
+    MAX_FAILURE_RATE,
+    build_outcome,
+    build_result,
+    encode_result,
+    result_stem,
+)
 from srt_bench.sa_bench_settings import SaBenchSettings, result_dir_name
 from srt_bench.slow_down import SlowDownControl, slow_down_headers
 from srt_bench.stats import PhaseMetrics, build_phase_metrics
@@ -43,6 +49,7 @@ from srt_bench.workloads.session import (
     WorkloadSession,
     build_workload_summary,
 )
+from srt_schema.bench_result import BenchOutcome, WorkloadSummary
 from srt_schema.capacity_axis import format_rate
 
 __all__ = [
@@ -81,7 +88,7 @@ class PhaseSummary(msgspec.Struct, frozen=True, kw_only=True):
     concurrency: int
     result_path: Path
     metrics: PhaseMetrics
-    outcome: dict[str, Any]
+    outcome: BenchOutcome
     #: The rate the phase's load chose (None: the settings' `request_rate`).
     request_rate: float | None = None
 
@@ -258,10 +265,10 @@ class _Phases:
                 await self.warmup(PhaseLoad(concurrency=c), seed)
                 summary = await self.formal(PhaseLoad(concurrency=c), seed)
                 summaries.append(summary)
-                if summary.outcome["status"] != "passed":
+                if summary.outcome.status != "passed":
                     raise BenchGateError(
                         f"concurrency {c} failed the request gate: "
-                        + "; ".join(summary.outcome["reasons"])
+                        + "; ".join(summary.outcome.reasons)
                         + f" (results in {summary.result_path})"
                     )
             await self.keep_traffic(summaries, origin)
@@ -400,13 +407,14 @@ class _Phases:
             requested_num_prompts=planned,
         )
         if monitor.load is not None:
-            doc["client_load"] = msgspec.to_builtins(monitor.load)
+            doc = msgspec.structs.replace(doc, client_load=monitor.load)
         if phase is not None and settings.workload is not None:
-            doc["workload"] = build_workload_summary(settings.workload, phase, records)
-            self.log(_workload_line(c, doc["workload"]))
-        result_path.write_bytes(msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n")
+            workload = build_workload_summary(settings.workload, phase, records)
+            doc = msgspec.structs.replace(doc, workload=workload)
+            self.log(_workload_line(c, workload))
+        result_path.write_bytes(encode_result(doc, metrics))
         outcome = build_outcome(metrics)
-        failed = outcome["status"] != "passed"
+        failed = outcome.status != "passed"
         self.window(
             stem,
             result_path=rel,
@@ -446,16 +454,16 @@ def _summary_line(phase: str, m: PhaseMetrics) -> str:
     return line
 
 
-def _workload_line(c: int, w: dict[str, Any]) -> str:
-    potential = w["prefix_hit_potential"]
+def _workload_line(c: int, w: WorkloadSummary) -> str:
+    potential = w.prefix_hit_potential
     line = (
-        f"concurrency {c}: {w['kind']}: prefix hit potential "
+        f"concurrency {c}: {w.kind}: prefix hit potential "
         + ("n/a" if potential is None else f"{potential:.3f}")
-        + f" ({w['prefix_hit_tokens']}/{w['prefix_prompt_tokens']} prompt tokens), "
-        f"client prompt tokens {w['client_prompt_tokens']}, server {w['server_prompt_tokens']}"
+        + f" ({w.prefix_hit_tokens}/{w.prefix_prompt_tokens} prompt tokens), "
+        f"client prompt tokens {w.client_prompt_tokens}, server {w.server_prompt_tokens}"
     )
-    if w["prompt_token_mismatches"]:
-        line += f"; {w['prompt_token_mismatches']} requests where they differ"
+    if w.prompt_token_mismatches:
+        line += f"; {w.prompt_token_mismatches} requests where they differ"
     return line
 
 

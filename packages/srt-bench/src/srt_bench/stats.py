@@ -1,20 +1,22 @@
 """Latency and throughput statistics of one phase (pure).
 
-Definitions (docs/telemetry-and-bench.md#sa-bench-results): TTFT per request; TPOT = (latency -
-TTFT) / (output_tokens - 1) for requests with more than one output token; ITL = gaps between
-consecutive text-carrying chunks, pooled over requests; E2EL = request latency. A metric no request
-could measure is reported as unmeasured with the reason, never as zero.
+Definitions (docs/telemetry-and-bench.md#metric-definitions; the functions are
+`srt_schema.bench_result`'s, shared by every reader): TTFT per request; TPOT =
+`request_tpot` = (latency - TTFT) / (output_tokens - 1) for requests with more than one output
+token; ITL = gaps between consecutive text-carrying chunks (per chunk), pooled over requests;
+E2EL = request latency; goodput = completed requests meeting every set SLO per second. A metric
+no request could measure is reported as unmeasured with the reason, never as zero.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
 
 import msgspec
 
 from srt_bench.records import RequestRecord
+from srt_schema.bench_result import METRICS, Metric, percentile, request_tpot
 
 __all__ = [
     "METRICS",
@@ -29,9 +31,6 @@ __all__ = [
     "stdev",
     "summarize",
 ]
-
-Metric = Literal["ttft", "tpot", "itl", "e2el"]
-METRICS: tuple[Metric, ...] = ("ttft", "tpot", "itl", "e2el")
 
 
 class LatencySummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,19 +74,6 @@ class PhaseMetrics(msgspec.Struct, frozen=True, kw_only=True):
     latencies: dict[str, LatencySummary]
 
 
-def percentile(values: Sequence[float], p: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default method)."""
-    if not values:
-        raise ValueError("percentile of an empty sequence")
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * p / 100.0
-    lo = math.floor(rank)
-    hi = math.ceil(rank)
-    if lo == hi:
-        return ordered[lo]
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (rank - lo)
-
-
 def mean(values: Sequence[float]) -> float:
     if not values:
         raise ValueError("mean of an empty sequence")
@@ -124,9 +110,7 @@ def summarize(
 
 
 def _tpot(r: RequestRecord) -> float | None:
-    if r.ttft is None or r.output_tokens < 2:
-        return None
-    return (r.latency - r.ttft) / (r.output_tokens - 1)
+    return request_tpot(r.ttft, r.latency, r.output_tokens)
 
 
 def peak_output_tokens_per_s(records: Sequence[RequestRecord], duration: float) -> float | None:

@@ -25,6 +25,7 @@ import msgspec
 from srt_bench.errors import BenchValidityFileError
 from srt_bench.rollup_file import read_rollup, write_rollup
 from srt_bench.validity_inputs import ValidityInputs, read_validity_inputs
+from srt_schema.bench_result import BenchResult
 from srt_schema.rollup import (
     ROLLUP_FILE,
     ClientLoad,
@@ -88,15 +89,9 @@ def _num(value: object) -> float | None:
     return float(value)
 
 
-def build_client_load(result: Mapping[str, Any] | None) -> ClientLoad | None:
-    """The result JSON's `client_load` (None when it has none or it does not decode)."""
-    raw = result.get("client_load") if result is not None else None
-    if not isinstance(raw, Mapping):
-        return None
-    try:
-        return msgspec.convert(raw, ClientLoad)
-    except msgspec.ValidationError:
-        return None
+def build_client_load(result: BenchResult | None) -> ClientLoad | None:
+    """The result JSON's `client_load` (None when it has none)."""
+    return result.client_load if result is not None else None
 
 
 def _tokens(v: _Verdicts, run: RollupRun) -> None:
@@ -108,12 +103,12 @@ def _tokens(v: _Verdicts, run: RollupRun) -> None:
         v.bad(NO_OUTPUT_TOKENS, f"0 output tokens from {done} completed request(s)")
 
 
-def _failures(v: _Verdicts, result: Mapping[str, Any] | None) -> None:
+def _failures(v: _Verdicts, result: BenchResult | None) -> None:
     if result is None:
         v.unchecked(REQUEST_FAILURE_RATE, "no result JSON for this window")
         return
-    failed = _num(result.get("failed"))
-    requested = _num(result.get("requested_num_prompts", result.get("num_prompts")))
+    failed = _num(result.failed)
+    requested = _num(result.requested)
     if failed is None or requested is None:
         v.unchecked(REQUEST_FAILURE_RATE, "the result JSON has no failed/requested counts")
         return
@@ -140,20 +135,20 @@ def _client(v: _Verdicts, load: ClientLoad | None) -> None:
         )
 
 
-def _bounds(result: Mapping[str, Any] | None) -> tuple[float, float] | None:
+def _bounds(result: BenchResult | None) -> tuple[float, float] | None:
     if result is None:
         return None
-    start = _num(result.get("benchmark_start_time_unix"))
-    end = _num(result.get("benchmark_end_time_unix"))
+    start = _num(result.benchmark_start_time_unix)
+    end = _num(result.benchmark_end_time_unix)
     return (start, end) if start is not None and end is not None and end >= start else None
 
 
-def _length(v: _Verdicts, result: Mapping[str, Any] | None) -> None:
-    duration = _num(result.get("duration")) if result is not None else None
+def _length(v: _Verdicts, result: BenchResult | None) -> None:
+    duration = _num(result.duration) if result is not None else None
     if duration is None:
         v.unchecked(WINDOW_TOO_SHORT, "no window duration (no result JSON)")
         return
-    e2el = _num(result.get("median_e2el_ms")) if result is not None else None
+    e2el = _num(result.median_e2el_ms) if result is not None else None
     if e2el is None:
         v.unchecked(WINDOW_TOO_SHORT, "no median E2E latency (no completed request)")
     elif duration * 1000.0 < MIN_WINDOW_E2E_LATENCIES * e2el:
@@ -252,7 +247,7 @@ def _clock(v: _Verdicts, inputs: ValidityInputs) -> None:
 
 
 def build_window_validity(
-    run: RollupRun, result: Mapping[str, Any] | None, inputs: ValidityInputs
+    run: RollupRun, result: BenchResult | None, inputs: ValidityInputs
 ) -> Validity:
     """One window's verdict (pure)."""
     v = _Verdicts()
@@ -266,7 +261,7 @@ def build_window_validity(
     return v.build()
 
 
-def build_client_validity(result: Mapping[str, Any]) -> Validity:
+def build_client_validity(result: BenchResult) -> Validity:
     """What one sa-bench result says of its own measurement, before any job-level evidence
     (pure): a saturated client or a window too short (the capacity search reads it per point)."""
     v = _Verdicts()

@@ -20,13 +20,14 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
 from srt_bench.errors import BenchDatasetError, BenchValidityFileError
 from srt_bench.rollup import read_sa_bench_results
 from srt_bench.rollup_file import read_file
+from srt_schema.bench_result import BenchResult
 from srt_schema.validity import HEALTH_GATE_FILE, HealthGateRecord
 
 __all__ = [
@@ -101,7 +102,7 @@ class Downtime:
 @dataclass(frozen=True, slots=True)
 class ValidityInputs:
     #: The result JSON of each concurrency (sa-bench's own free-form document).
-    results: dict[int, dict[str, Any]]
+    results: dict[int, BenchResult]
     gate: HealthGateRecord | None
     #: None: no status events to read (the worker-exit check cannot run).
     downtimes: tuple[Downtime, ...] | None
@@ -189,16 +190,15 @@ def _read_events(path: Path) -> list[ProcessEventView] | None:
     return events
 
 
-def _results(log_dir: Path) -> dict[int, dict[str, Any]]:
+def _results(log_dir: Path) -> dict[int, BenchResult]:
     try:
         docs = read_sa_bench_results(log_dir)
     except BenchDatasetError as exc:
         raise BenchValidityFileError(str(exc)) from exc
-    out: dict[int, dict[str, Any]] = {}
+    out: dict[int, BenchResult] = {}
     for doc in docs:
-        c = doc.get("max_concurrency")
-        if isinstance(c, int) and not isinstance(c, bool):
-            out.setdefault(c, doc)
+        if doc.max_concurrency is not None:
+            out.setdefault(doc.max_concurrency, doc)
     return out
 
 

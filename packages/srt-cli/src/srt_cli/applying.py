@@ -7,7 +7,6 @@ jobs do not all load and plan. About 500 lines: the steps of one flow share the 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from srt_cli.session import Session
     from srt_cli.sweep_record import SweepWriter
     from srt_runtime.reporting.reproduce import ReproductionReference
+    from srt_schema.job_files import JobRecord
     from srt_schema.load import LoadedJob
 
 __all__ = ["Applier"]
@@ -200,20 +200,18 @@ class Applier:
 
     # ------------------------------------------------------------------ files
 
-    def _metadata(self, planned: PlannedJob, job_id: str, now: dt.datetime) -> dict[str, Any]:
+    def _metadata(self, planned: PlannedJob, job_id: str, now: dt.datetime) -> JobRecord:
         from srt_cli.jobfiles import build_metadata
 
-        meta = build_metadata(
+        point = self.resumer.job_record(planned.job.name) if self.resumer is not None else None
+        return build_metadata(
             planned,
             job_id=job_id,
             generated_at=now.strftime("%Y-%m-%d %H:%M:%S"),
             tags=self.tags,
             serve_only=self.serve_only,
+            sweep_point=point,  # the point's identity (srt_cli.resume)
         )
-        point = self.resumer.job_record(planned.job.name) if self.resumer is not None else None
-        if point is not None:
-            meta["sweep_point"] = point  # the point's identity (srt_cli.resume)
-        return meta
 
     def _files(
         self,
@@ -222,13 +220,14 @@ class Applier:
         job_id: str,
         pins: list[Pin],
         plan_json: bool,
-        meta: dict[str, Any],
+        meta: JobRecord,
         now: dt.datetime,
     ) -> dict[str, tuple[str, int]]:
         import msgspec
 
         from srt_cli.jobfiles import build_lock, config_text
         from srt_cli.version import package_version
+        from srt_schema.job_files import encode_job_record
 
         config = config_text(planned.job)
         lock = build_lock(
@@ -246,7 +245,7 @@ class Applier:
         files = {
             "config.yaml": (config, 0o644),
             "sbatch_script.sh": (planned.script, 0o755),
-            f"{job_id}.json": (json.dumps(meta, indent=2) + "\n", 0o644),
+            f"{job_id}.json": (encode_job_record(meta), 0o644),
             "recipe.lock.yaml": (lock, 0o644),
         }
         if plan_json:
@@ -288,7 +287,7 @@ class Applier:
         )
 
     def _announce(
-        self, planned: PlannedJob, job_id: str, meta: dict[str, Any], now: dt.datetime
+        self, planned: PlannedJob, job_id: str, meta: JobRecord, now: dt.datetime
     ) -> None:
         """``POST /api/jobs`` to the status collectors, if the recipe names any
         (docs/telemetry-and-bench.md#status-api).
@@ -297,6 +296,8 @@ class Applier:
         costs a warning; the run still appears there when it starts.
         """
         import logging
+
+        import msgspec
 
         from srt_runtime.reporting.status import JobCreate, announce_job
 
@@ -308,7 +309,7 @@ class Applier:
             submitted_at=iso_seconds_z(now),
             cluster=self.session.effective.cluster,
             recipe=planned.job.label,
-            metadata=meta,
+            metadata=msgspec.to_builtins(meta),
         )
 
         def log(level: int, message: str) -> None:

@@ -15,6 +15,7 @@ from srt_cli.errors import CliUsageError
 if TYPE_CHECKING:
     from srt_cli.planning import PlannedJob
     from srt_schema.cluster import ClusterConfig
+    from srt_schema.job_files import JobRecord, SweepPointRef
     from srt_schema.load import LoadedJob
 
 __all__ = [
@@ -50,42 +51,39 @@ def build_metadata(
     generated_at: str,
     tags: Sequence[str],
     serve_only: bool,
-) -> dict[str, Any]:
-    """``<job_id>.json`` (docs/recipes.md#job-record, roles in schema-2 terms)."""
+    sweep_point: SweepPointRef | None = None,
+) -> JobRecord:
+    """``<job_id>.json`` (docs/recipes.md#job-record, roles in schema-2 terms;
+    ``srt_schema.job_files.JobRecord``, the file's one definition)."""
+    from srt_schema.job_files import JobBenchmark, JobModel, JobRecord, JobResources, JobRole
+
     recipe = planned.job.recipe
-    roles = {
-        name: {"nodes": role.nodes, "workers": role.workers, "gpus": role.gpus}
-        for name, role in sorted(recipe.roles.items())
-    }
-    meta: dict[str, Any] = {
-        "version": "2.0",
-        "orchestrator": True,
-        "job_id": job_id,
-        "job_name": planned.request.job_name,
-        "generated_at": generated_at,
-        "model": {
-            "path": recipe.model.path,
-            "container": recipe.model.container,
-            "precision": recipe.model.precision,
-        },
-        "resources": {
-            "gpu_type": recipe.resources.gpu_type,
-            "gpus_per_node": recipe.resources.gpus_per_node,
-            "nodes": planned.request.nodes,
-            "roles": roles,
-        },
-        "frontend_type": recipe.frontend.type,
-        "benchmark": {
-            "type": recipe.benchmark.type,
-            "isl": recipe.benchmark.isl,
-            "osl": recipe.benchmark.osl,
-        },
-    }
-    if serve_only:
-        meta["serve_only"] = True
-    if tags:
-        meta["tags"] = list(tags)
-    return meta
+    return JobRecord(
+        job_id=job_id,
+        job_name=planned.request.job_name,
+        generated_at=generated_at,
+        model=JobModel(
+            path=recipe.model.path,
+            container=recipe.model.container,
+            precision=recipe.model.precision,
+        ),
+        resources=JobResources(
+            gpu_type=recipe.resources.gpu_type,
+            gpus_per_node=recipe.resources.gpus_per_node,
+            nodes=planned.request.nodes,
+            roles={
+                name: JobRole(nodes=role.nodes, workers=role.workers, gpus=role.gpus)
+                for name, role in sorted(recipe.roles.items())
+            },
+        ),
+        frontend_type=recipe.frontend.type,
+        benchmark=JobBenchmark(
+            type=recipe.benchmark.type, isl=recipe.benchmark.isl, osl=recipe.benchmark.osl
+        ),
+        serve_only=serve_only,
+        tags=tuple(tags),
+        sweep_point=sweep_point,
+    )
 
 
 def build_lock(
@@ -105,7 +103,10 @@ def build_lock(
 
     ``lock.recipe_sha256`` is the SHA-256 of ``config.yaml`` exactly as written next to it.
     """
+    import msgspec
+
     from srt_runtime.reporting.lock_sections import build_integrity
+    from srt_schema.job_files import LockResolved, LockSlurm, LockSubmit
     from srt_schema.yamlio import dump_yaml
 
     recipe = job.recipe
@@ -119,20 +120,20 @@ def build_lock(
                 aliases[f"containers.{alias}"] = image
     import hashlib  # apply only: kept off validate's and dry-run's start-up
 
-    lock: dict[str, Any] = {
-        "version": 2,
-        "generated_at": generated_at,
-        "slurm": {"job_id": job_id, "job_name": job_name, "srtctl_version": srtctl_version},
-        "resolved": {
-            "model_path": recipe.model.path,
-            "container_path": recipe.model.container,
-            "log_dir": log_dir,
-            "aliases": aliases,
-        },
-        "cluster_config": cluster_path,
-        "recipe_sha256": hashlib.sha256(config.encode()).hexdigest(),
-        "pinned_sources": list(pins),
-    }
+    typed = LockSubmit(
+        generated_at=generated_at,
+        slurm=LockSlurm(job_id=job_id, job_name=job_name, srtctl_version=srtctl_version),
+        resolved=LockResolved(
+            model_path=recipe.model.path,
+            container_path=recipe.model.container,
+            log_dir=log_dir,
+            aliases=aliases,
+        ),
+        cluster_config=cluster_path,
+        recipe_sha256=hashlib.sha256(config.encode()).hexdigest(),
+        pinned_sources=tuple(pins),
+    )
+    lock: dict[str, Any] = msgspec.to_builtins(typed)
     lock["integrity"] = build_integrity(lock)
     document = {**redact(job.document), "lock": lock}
     banner = (

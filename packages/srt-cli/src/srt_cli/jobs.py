@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from srt_cli.environment import Edge
     from srt_planner.plan import JobPlan
     from srt_runtime.status import RunEvent, StatusEvent
+    from srt_schema.job_files import JobRecord
     from srt_schema.rollup import Rollup
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "parse_squeue",
     "query_job",
     "query_mine",
+    "read_job_record",
     "read_plan",
     "read_recorded_pid",
     "read_rollup",
@@ -266,11 +268,11 @@ def read_plan(job_dir: Path) -> JobPlan | None:
     )
 
 
-def _read_dict(path: Path) -> dict[str, Any] | None:
-    import msgspec
+def read_job_record(path: Path) -> JobRecord | None:
+    """``<job_id>.json`` with its one decoder (None: missing or not a job record)."""
+    from srt_schema.job_files import decode_job_record
 
-    doc = _read_json_file(path, msgspec.json.decode)
-    return doc if isinstance(doc, dict) else None
+    return _read_json_file(path, decode_job_record)  # type: ignore[no-any-return]
 
 
 def is_final(status: StatusEvent | None) -> bool:
@@ -399,12 +401,14 @@ def _first_existing(*paths: Path) -> Path | None:
 
 def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict[str, Any]:
     """Everything ``srtctl status`` reports about one job, as a JSON-ready dict."""
+    import msgspec
+
     from srt_runtime.status import StatusEvent
 
     exists = job_dir.is_dir()
     status = read_status(job_dir) if exists else None
     plan = read_plan(job_dir) if exists else None
-    metadata = _read_dict(job_dir / f"{ref.job_id}.json") if exists else None
+    record = read_job_record(job_dir / f"{ref.job_id}.json") if exists else None
     from srt_schema.rollup import ROLLUP_FILE
 
     rollup_path = _first_existing(job_dir / "logs" / ROLLUP_FILE, job_dir / ROLLUP_FILE)
@@ -420,7 +424,7 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         job_dir / "perf_dashboard.html", job_dir / "logs" / "perf_dashboard.html"
     )
     row = slurm.rows[0] if slurm is not None and slurm.rows else None
-    name = plan.job_name if plan is not None else (metadata or {}).get("job_name")
+    name = plan.job_name if plan is not None else (record.job_name if record else None)
     if name is None and row is not None:
         name = row.name
     live = exists and not is_final(status)
@@ -449,7 +453,7 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         "errors": [m for level, m in messages if level == "ERROR"][-10:],
         "slurm": row.to_json() if row is not None else None,
         "slurm_note": slurm.note if slurm is not None else None,
-        "metadata": metadata,
+        "metadata": msgspec.to_builtins(record) if record is not None else None,
         # A local run that has not ended: its supervisor's pids here ([] = none runs here).
         "supervisor": supervisors,
     }
@@ -471,8 +475,8 @@ def build_listing(job_dir: Path) -> dict[str, Any]:
     status = read_status(job_dir)
     stages = [e for e in read_events(job_dir) if isinstance(e, StatusEvent)]
     plan = read_plan(job_dir)
-    metadata = _read_dict(job_dir / f"{ref.job_id}.json")
-    name = plan.job_name if plan is not None else (metadata or {}).get("job_name")
+    record = read_job_record(job_dir / f"{ref.job_id}.json")
+    name = plan.job_name if plan is not None else (record.job_name if record else None)
     dead = None
     if ref.kind == "local" and status is not None and not is_final(status):
         dead = build_dead_note(status, read_recorded_pid(job_dir), find_supervisors(job_dir))

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from srt_cli.planning import PlannedJob
     from srt_cli.session import Session
     from srt_cli.sweep_record import SweepWriter
+    from srt_schema.job_files import SweepPointRef
     from srt_schema.load import LoadedJob
 
 __all__ = ["Resumer"]
@@ -51,12 +52,14 @@ class Resumer:
             params=dict(job.sweep_params),
         )
 
-    def job_record(self, job_name: str) -> dict[str, Any] | None:
+    def job_record(self, job_name: str) -> SweepPointRef | None:
         """``sweep_point`` of the job record ``<job_id>.json``."""
         point = self.points.get(job_name)
         if point is None:
             return None
-        return {"id": point.point_id, "params": dict(point.params)}
+        from srt_schema.job_files import SweepPointRef
+
+        return SweepPointRef(id=point.point_id, params=dict(point.params))
 
     def continued_sweep(self, jobs: Sequence[LoadedJob]) -> SweepWriter | None:
         """``--resume SWEEP_DIR``: that sweep folder, when its points are this source's jobs

@@ -173,6 +173,16 @@ def test_realistic_run_uses_the_secrets_and_never_writes_them(job: Path) -> None
     )
     assert bytes(state.logs["benchmark.out"]) == (job / "logs" / "benchmark.out").read_bytes()
     assert (job / "logs" / "ai_analysis.md").exists()
+    # issue 31 item 4: the analysis ran before the upload (its file reached S3) and its text is
+    # in the final event's report, which the collector's job page shows
+    analysis = (job / "logs" / "ai_analysis.md").read_text()
+    assert shipped[prefix + "ai_analysis.md"].decode() == analysis
+    assert final["report"]["analysis"] == {
+        "ok": True,
+        "reason": "written",
+        "file": "ai_analysis.md",
+        "text": analysis,
+    }
     assert "fingerprints" in yaml.safe_load((job / "recipe.lock.yaml").read_text())["lock"]
     blobs = {str(p): p.read_bytes() for p in job.rglob("*") if p.is_file()}
     assert len(blobs) >= 12

@@ -168,6 +168,10 @@ class RollupRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     ttft_median_ms: float | None
     tpot_median_ms: float | None
     itl_median_ms: float | None
+    #: How the `itl_*` figures were computed: "per-chunk" (gaps between consecutive chunks
+    #: carrying text, docs/telemetry-and-bench.md#metric-definitions); omitted when the client
+    #: did not say (aiperf, an older sa-bench).
+    itl_definition: Literal["per-chunk"] | None = None
     energy: RunEnergy | None = None
     #: Written by `srt-bench validity` (from the window's result JSON).
     client_load: ClientLoad | None = None

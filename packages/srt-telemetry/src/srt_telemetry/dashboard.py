@@ -1,4 +1,6 @@
 """The per-run dashboard (`srt-telemetry dashboard RUN_DIR`): one self-contained HTML file.
+(A little over 400 lines: the page's assembly and its inputs stay together; its parts live in
+`dashboard_*.py`.)
 
 Inputs, all optional and relative to RUN_DIR (see `DashboardConfig`): `benchmark-rollup.json`
 (decoded by `rollup_view.RollupView`: `runs[]` with `concurrency`, `throughput_toks`, `ttft_*`,
@@ -44,7 +46,7 @@ from srt_telemetry.dashboard_power import (
     verdict_html,
 )
 from srt_telemetry.dashboard_run import run_title
-from srt_telemetry.dashboard_validity import validity_cell, validity_line
+from srt_telemetry.dashboard_validity import invalid_reason, validity_cell, validity_line
 from srt_telemetry.errors import DashboardError
 from srt_telemetry.power_windows import decode_window
 from srt_telemetry.rollup_view import (
@@ -138,8 +140,6 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
             data.notes.append(f"{pdir / 'samples.csv'}: {', '.join(gpu.reasons)}")
         data.gpu_series = gpu.node_sums
         data.gpu_device_series = gpu.per_gpu
-    else:
-        data.notes.append(f"no {config.power_dir}/samples.csv: GPU power not captured")
     wdir = pdir / "windows"
     if wdir.is_dir():
         for p in sorted(wdir.glob("*.json")):
@@ -227,6 +227,20 @@ def _t0(data: DashboardData) -> float:
     return min(times) if times else 0.0
 
 
+def power_asked(data: DashboardData) -> bool:
+    """Whether the run captured (or tried to capture) power: a power manifest, the rollup's
+    `power` (written by `srt-bench energy`, which runs only with power telemetry), samples or
+    energy. Without any, the page has no power section, columns or warning."""
+    return bool(
+        data.power_manifest is not None
+        or data.rollup_power is not None
+        or data.rollup_energy
+        or data.energy
+        or data.gpu_series
+        or data.cpu_series
+    )
+
+
 def _valid(v: bool | None) -> str:
     return "–" if v is None else "valid" if v else "not valid"
 
@@ -241,15 +255,17 @@ def render_dashboard(data: DashboardData) -> str:
         [float(r.throughput_toks or math.nan) for r in runs],
         labels=[f"c={c}" for c in cats],
     )
+    why = [invalid_reason(data.window_validity.get(r.concurrency or 0)) for r in runs]
+    kept = [
+        i for i, (x, y) in enumerate(zip(tput.xs, tput.ys, strict=True))
+        if math.isfinite(x) and math.isfinite(y)
+    ]  # fmt: skip
     tput_ok = Series(
         tput.name,
-        [x for x, y in zip(tput.xs, tput.ys, strict=True) if math.isfinite(x) and math.isfinite(y)],
-        [y for x, y in zip(tput.xs, tput.ys, strict=True) if math.isfinite(x) and math.isfinite(y)],
-        labels=[
-            lab
-            for lab, x, y in zip(tput.labels, tput.xs, tput.ys, strict=True)
-            if math.isfinite(x) and math.isfinite(y)
-        ],
+        [tput.xs[i] for i in kept],
+        [tput.ys[i] for i in kept],
+        labels=[tput.labels[i] for i in kept],
+        invalid=[why[i] for i in kept],  # an invalid window: hollow, labelled with its reason
     )
     t0 = _t0(data)
     concurrencies = sorted(data.energy)
@@ -311,11 +327,17 @@ def render_dashboard(data: DashboardData) -> str:
             empty="no energy per window (rollup energy or power/energy.json)",
         ),
     ]
+    asked = power_asked(data)
     head = (
         "<tr><th>concurrency</th><th>output tok/s</th><th>req/s</th><th>TTFT mean</th>"
         "<th>TTFT p99</th><th>ITL mean</th><th>ITL p99</th><th>E2EL mean</th>"
-        "<th>GPU energy (J)</th><th>avg GPU W</th><th>J/output token</th>"
-        "<th>J/total token</th><th>CPU energy (J)</th><th>window power</th><th>verdict</th></tr>"
+        + (
+            "<th>GPU energy (J)</th><th>avg GPU W</th><th>J/output token</th>"
+            "<th>J/total token</th><th>CPU energy (J)</th><th>window power</th>"
+            if asked
+            else ""
+        )
+        + "<th>verdict</th></tr>"
     )
     body = ""
     for r in runs:
@@ -330,14 +352,20 @@ def render_dashboard(data: DashboardData) -> str:
             f"<td>{_num(r.request_throughput, 3)}</td>"
             f"<td>{_num(r.ttft_mean_ms)}</td><td>{_num(r.ttft_p99_ms)}</td>"
             f"<td>{_num(r.itl_mean_ms, 2)}</td><td>{_num(r.itl_p99_ms, 2)}</td>"
-            f"<td>{_num(r.e2el_mean_ms)}</td><td>{_num(e.gpu_joules)}</td>"
-            f"<td>{_num(e.gpu_avg_w)}</td>"
-            f"<td>{_num(e.j_per_output_token, 4)}</td><td>{_num(e.j_per_total_token, 4)}</td>"
-            f"<td>{_num(e.cpu_joules)}</td><td>{_valid(e.valid)}</td>"
+            f"<td>{_num(r.e2el_mean_ms)}</td>"
+            + (
+                f"<td>{_num(e.gpu_joules)}</td><td>{_num(e.gpu_avg_w)}</td>"
+                f"<td>{_num(e.j_per_output_token, 4)}</td>"
+                f"<td>{_num(e.j_per_total_token, 4)}</td>"
+                f"<td>{_num(e.cpu_joules)}</td><td>{_valid(e.valid)}</td>"
+                if asked
+                else ""
+            )
             + validity_cell(data.window_validity.get(r.concurrency or 0))
             + "</tr>"
         )
     notes = "".join(f"<li>{escape(n)}</li>" for n in [*data.notes, *data.extras.notes])
+    power_verdict = verdict_html(data.power_manifest, data.rollup_power, data.rollup_energy)
     bench_charts = [throughput] + ([] if data.extras.phases else rollup_bars)
     source = f"<p>energy from {escape(data.energy_source)}</p>" if data.energy_source else ""
     return (
@@ -345,14 +373,13 @@ def render_dashboard(data: DashboardData) -> str:
         f"<title>{escape(data.title)}</title><style>{_CSS}{PAGE_CSS}</style></head><body>"
         f"<h1>{escape(data.title)}</h1>{header_html(data.extras)}"
         f"{validity_line(data.validity)}"
-        f"{verdict_html(data.power_manifest, data.rollup_power, data.rollup_energy)}"
-        f"<p>benchmark: {escape(data.rollup_type or 'unknown')}, "
+        + (power_verdict if asked else "")
+        + f"<p>benchmark: {escape(data.rollup_type or 'unknown')}, "
         f"{len(runs)} concurrency level(s)</p>"
         f'<h2>Summary</h2><div class="tw"><table>{head}{body}</table></div>{source}'
         + latency_html(data.extras, bench_charts)
         + engine_html(data.extras)
-        + '<h2 id="power">Power</h2>'
-        + grid(charts)
+        + ('<h2 id="power">Power</h2>' + grid(charts) if asked else "")
         + _profiles_html(data.rollup_profiles)
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
         + "</body></html>\n"
@@ -385,6 +412,7 @@ _CSS = (
     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
     ".c{margin:12px 0}.t{font:bold 13px sans-serif}.l{font:12px sans-serif;fill:#444}"
     ".k{font:10px sans-serif;fill:#555}.g{stroke:#eee}.ax{fill:none;stroke:#999}"
+    "text.bad{fill:#b71c1c}"
     ".band{fill:#ffd54f;opacity:.25}.bl{font:9px sans-serif;fill:#8a6d00}"
     ".ok{color:#1b5e20}.warn{color:#b71c1c}.verdict{border:1px solid;padding:4px 12px}"
     "code{font-size:12px;color:#555}"

@@ -25,6 +25,29 @@ __all__ = [
 
 LABELS = {"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2el": "E2EL"}
 MAX_LINES = 8  # per distribution chart
+#: What each number means (docs/telemetry-and-bench.md#metric-definitions), said on the page.
+DEFINITIONS = {
+    "per-chunk": (
+        "ITL is per chunk (the vLLM/aiperf convention): the gap between consecutive arrivals "
+        "carrying text; tokens that arrive together are one gap, not zero gaps."
+    ),
+}
+TPOT_DEFINITION = (
+    "TPOT is per token: (E2EL − TTFT) / (output tokens − 1) of each request. "
+    "E2EL: send to end of stream; TTFT: send to the first chunk carrying text."
+)
+
+
+def definitions_html(phases: Sequence[Phase]) -> str:
+    """One line saying which definition the ITL and TPOT figures use."""
+    kinds = sorted({p.itl_definition or "" for p in phases})
+    itl = " ".join(
+        DEFINITIONS.get(k, f"ITL definition {k!r} (not described here).")
+        if k
+        else "ITL: the result file does not say how it was computed (older srt-bench)."
+        for k in kinds
+    )
+    return f'<p id="metric-definitions" class="note">{escape(itl)} {escape(TPOT_DEFINITION)}</p>'
 
 
 def _num(v: float | int | None, digits: int = 1) -> str:
@@ -37,6 +60,14 @@ def _digits(metric: str) -> int:
     return 2 if metric in ("tpot", "itl") else 1
 
 
+def _header(metric: str, phases: Sequence[Phase]) -> str:
+    if metric == "itl" and phases and all(p.itl_definition == "per-chunk" for p in phases):
+        return "ITL per chunk"
+    if metric == "tpot":
+        return "TPOT per token"
+    return LABELS[metric]
+
+
 def latency_table_html(phases: Sequence[Phase]) -> str:
     """Per concurrency: requests, tok/s per GPU and per user, p50/p90/p99 of every latency."""
     if not phases:
@@ -44,7 +75,7 @@ def latency_table_html(phases: Sequence[Phase]) -> str:
             '<p id="latency-missing">No per-request results (<code>results_concurrency_*.json'
             "</code>): no percentiles, distributions or tok/s per GPU.</p>"
         )
-    groups = "".join(f'<th colspan="{len(STATS)}">{LABELS[m]} (ms)</th>' for m in METRICS)
+    groups = "".join(f'<th colspan="{len(STATS)}">{_header(m, phases)} (ms)</th>' for m in METRICS)
     head = (
         '<tr><th rowspan="2">concurrency</th><th rowspan="2">ok / failed</th>'
         '<th rowspan="2">tok/s per GPU</th><th rowspan="2">tok/s per user</th>'
@@ -61,7 +92,8 @@ def latency_table_html(phases: Sequence[Phase]) -> str:
             f"<td>{ok}</td><td>{_num(p.tok_s_per_gpu)}</td><td>{_num(p.tok_s_per_user)}</td>"
             f"{cells}</tr>"
         )
-    return f'<div class="tw"><table id="latency">{head}{body}</table></div>'
+    table = f'<div class="tw"><table id="latency">{head}{body}</table></div>'
+    return table + definitions_html(phases)
 
 
 def per_gpu_vs_per_user_chart(phases: Sequence[Phase]) -> str:

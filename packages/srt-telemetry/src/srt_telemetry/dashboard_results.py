@@ -13,9 +13,12 @@ request sees) and the measurement window (`benchmark_{start,end}_time_unix`).
 
 Distributions (`Phase.quantiles`): `QUANTILES` points of each metric's empirical distribution
 over the successful requests, from the per-request arrays (`ttfts`, `itls`, `output_lens`,
-`errors`). The file keeps no per-request end time, so per request TPOT = sum(ITL) / (output
-tokens - 1) and E2EL = TTFT + sum(ITL): the time to the last chunk carrying text, which the
-client's TPOT/E2EL (send to end of stream) exceed only by the final empty chunk.
+`errors`, `e2els`, `tpots`), with the definitions of docs/telemetry-and-bench.md#metric-definitions
+(the client's: E2EL send to end of stream, TPOT = (E2EL - TTFT) / (output tokens - 1), ITL per
+chunk). A file older than `e2els` falls back to E2EL = TTFT + sum(ITL) and TPOT = sum(ITL) /
+(output tokens - 1), the time to the last chunk carrying text. `percentile` is the same function
+as `srt_schema.bench_result.percentile` (with `q` in [0, 1]); tests/test_contract_dashboard.py
+holds the two and the view equal to the writer's.
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ class ResultView(msgspec.Struct, frozen=True, kw_only=True):
     itls: tuple[tuple[float, ...], ...] = ()
     output_lens: tuple[int | None, ...] = ()
     errors: tuple[str | None, ...] = ()
+    e2els: tuple[float, ...] | None = None
+    tpots: tuple[float | None, ...] | None = None
+    itl_definition: str | None = None
     mean_ttft_ms: float | None = None
     p50_ttft_ms: float | None = None
     p90_ttft_ms: float | None = None
@@ -99,6 +105,8 @@ class Phase:
     osl: int | None = None
     tok_s_per_gpu: float | None = None
     tok_s_per_user: float | None = None
+    #: How the file's ITL was computed ("per-chunk"); None for a file older than the field.
+    itl_definition: str | None = None
     #: metric -> stat ("p50", "p90", "p99", "mean") -> ms
     stats: dict[str, dict[str, float | None]] = field(default_factory=dict)
     #: metric -> [(quantile, ms)] of the successful requests
@@ -115,6 +123,9 @@ def percentile(ordered: Sequence[float], q: float) -> float:
 def _samples(r: ResultView) -> dict[Metric, list[float]]:
     """Per-request values in ms of the successful requests (see the module docstring)."""
     out: dict[Metric, list[float]] = {m: [] for m in METRICS}
+    n = len(r.ttfts)
+    e2els = r.e2els if r.e2els is not None and len(r.e2els) == n else None
+    tpots = r.tpots if r.tpots is not None and len(r.tpots) == n else None
     for i, ttft in enumerate(r.ttfts):
         error = r.errors[i] if i < len(r.errors) else ""
         if error or ttft is None:
@@ -123,9 +134,13 @@ def _samples(r: ResultView) -> dict[Metric, list[float]]:
         tokens = r.output_lens[i] if i < len(r.output_lens) else None
         out["ttft"].append(ttft * 1000.0)
         out["itl"].extend(g * 1000.0 for g in gaps)
-        out["e2el"].append((ttft + math.fsum(gaps)) * 1000.0)
-        if tokens is not None and tokens >= 2:
-            out["tpot"].append(math.fsum(gaps) / (tokens - 1) * 1000.0)
+        e2el = e2els[i] if e2els is not None else ttft + math.fsum(gaps)
+        out["e2el"].append(e2el * 1000.0)
+        if tpots is not None:
+            if (tpot := tpots[i]) is not None:
+                out["tpot"].append(tpot * 1000.0)
+        elif tokens is not None and tokens >= 2:
+            out["tpot"].append((e2el - ttft) / (tokens - 1) * 1000.0)
     return out
 
 
@@ -164,6 +179,7 @@ def build_phase(r: ResultView, *, concurrency: int, label: str, source: str) -> 
         osl=r.osl,
         tok_s_per_gpu=r.output_throughput_per_gpu,
         tok_s_per_user=1000.0 / tpot if tpot else None,
+        itl_definition=r.itl_definition,
         stats=stats,
         quantiles={m: _quantiles(samples[m]) for m in METRICS},
     )

@@ -8,7 +8,15 @@ from html import escape
 
 from srt_telemetry.rollup_view import ValidityView
 
-__all__ = ["validity_cell", "validity_line"]
+__all__ = ["invalid_reason", "validity_cell", "validity_line"]
+
+
+def invalid_reason(v: ValidityView | None) -> str:
+    """The reason codes of an invalid window ("" when valid or not judged): the label of its
+    hollow point on the charts."""
+    if v is None or v.verdict != "invalid":
+        return ""
+    return ", ".join(dict.fromkeys(r.code for r in v.reasons)) or "invalid"
 
 
 def validity_cell(v: ValidityView | None) -> str:
@@ -25,13 +33,26 @@ def validity_cell(v: ValidityView | None) -> str:
 def validity_line(v: ValidityView | None) -> str:
     """The run's verdict in one line, its reasons and the checks that could not run."""
     if v is None or not v.verdict:
-        return '<p id="validity">validity: not judged (no verdict in the rollup)</p>'
+        return (
+            '<p id="validity">Not judged: the rollup has no validity verdict, so nothing says '
+            "whether these numbers can be quoted.</p>"
+        )
+    unchecked_note = (
+        f" {len(v.not_checked)} check(s) could not run; they are listed below."
+        if v.not_checked
+        else ""
+    )
     if v.verdict == "valid":
-        head = '<p id="validity" class="verdict ok">Run valid: no validity reason</p>'
-    else:
         head = (
-            '<p id="validity" class="verdict warn">Run invalid: '
-            f"{len(v.reasons)} reason(s); do not quote these numbers as they are</p>"
+            '<p id="validity" class="verdict ok">Valid: no check found a problem with this run; '
+            f"its numbers can be quoted.{unchecked_note}</p>"
+        )
+    else:
+        n = len(v.reasons)
+        head = (
+            '<p id="validity" class="verdict warn">Invalid: '
+            f"{n} problem{'s' if n != 1 else ''} found (below); do not quote these numbers "
+            f"as they are.{unchecked_note}</p>"
         )
     items = "".join(
         f'<li class="warn"><code>{escape(r.code)}</code> {escape(r.detail)}</li>' for r in v.reasons

@@ -2,8 +2,9 @@
 
 A point is (tok/s per user, output tok/s per GPU); both are "more is better". A point is on the
 frontier when no other point is at least as good on both axes and better on one. Invalid points
-are drawn hollow and never make the frontier. Used by the sweep report and by `srtctl compare
---html`.
+are drawn hollow, labelled with their reason, and never make the frontier; every point is
+labelled with its `tag` (its concurrency, `c=<n>`) where the label fits. Used by the sweep report
+and by `srtctl compare --html`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from srt_telemetry.svg import PALETTE, nice_ticks
+from srt_telemetry.svg import PALETTE, nice_ticks, place_label
 
 __all__ = ["ParetoPoint", "pareto_frontier", "pareto_svg"]
 
 W, H = 900, 440
 ML, MR, MT, MB = 72, 24, 32, 56
+#: Legend entries per row under the plot, and the characters a name keeps (a compare legend
+#: names the settings that differed: "<job>: roles.agg.workers=4").
+LEGEND_COLUMNS = 2
+LEGEND_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,17 @@ class ParetoPoint:
     series: str
     label: str
     valid: bool = True
+    #: The short label drawn next to the point (its concurrency, "c=16"); "" draws none.
+    tag: str = ""
+    #: Why it is invalid (the reason codes), drawn after the tag.
+    reason: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The text next to the point: the tag, and for an invalid point its reason."""
+        if self.valid:
+            return self.tag
+        return f"{self.tag} invalid: {self.reason or 'see the validity table'}".strip()
 
 
 def pareto_frontier(points: Sequence[ParetoPoint]) -> list[ParetoPoint]:
@@ -64,7 +80,7 @@ def pareto_svg(
     sits below the plot, so it never covers a point."""
     drawn = [p for p in points if math.isfinite(p.x) and math.isfinite(p.y)]
     series = list(dict.fromkeys(p.series for p in drawn))
-    legend_rows = math.ceil(len(series) / 3) if series else 0
+    legend_rows = math.ceil(len(series) / LEGEND_COLUMNS) if series else 0
     height = H + 16 * legend_rows
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" width="{W}" '
@@ -106,6 +122,18 @@ def pareto_svg(
             f"({len(frontier)} points)</title></polyline>"
         )
     on_frontier = {id(p) for p in frontier}
+    placed: list[tuple[float, float, float, float]] = []
+    area = (ML + 2, MT + 2, W - MR - 2, MT + ph - 2)
+    # invalid points first, so that their reasons get the first spots
+    for p in sorted(drawn, key=lambda q: q.valid):
+        if p.shown:
+            spot = place_label(p.shown, sx(p.x), sy(p.y), placed, area)
+            if spot is not None:
+                cls = "k" if p.valid else "k bad"
+                body.append(
+                    f'<text x="{spot[0]:.1f}" y="{spot[1]:.1f}" class="{cls}">'
+                    f"{escape(p.shown)}</text>"
+                )
     for p in drawn:
         color = PALETTE[series.index(p.series) % len(PALETTE)]
         fill = color if p.valid else "none"
@@ -116,7 +144,8 @@ def pareto_svg(
             f'<circle class="pt {state}" cx="{sx(p.x):.1f}" cy="{sy(p.y):.1f}" r="4.5" '
             f'fill="{fill}" stroke="{edge}"{ring} data-x="{p.x:.6g}" data-y="{p.y:.6g}">'
             f"<title>{escape(p.series)} {escape(p.label)}: {_fmt(p.x)} tok/s/user, "
-            f"{_fmt(p.y)} tok/s/GPU{'' if p.valid else ' (invalid: not on the frontier)'}"
+            f"{_fmt(p.y)} tok/s/GPU"
+            f"{'' if p.valid else f' (invalid: {p.reason}; not on the frontier)'}"
             "</title></circle>"
         )
     body.append(f'<rect x="{ML}" y="{MT}" width="{pw}" height="{ph}" class="ax"/>')
@@ -127,10 +156,12 @@ def pareto_svg(
         f'class="l">{escape(y_label)}</text>'
     )
     for i, name in enumerate(series):
-        lx, ly = ML + 280 * (i % 3), H + 16 * (i // 3) - 4
+        stride = (W - ML) / LEGEND_COLUMNS
+        lx, ly = ML + stride * (i % LEGEND_COLUMNS), H + 16 * (i // LEGEND_COLUMNS) - 4
+        shown = name if len(name) <= LEGEND_CHARS else name[: LEGEND_CHARS - 1] + "…"
         body.append(
-            f'<rect x="{lx}" y="{ly - 9}" width="10" height="10" '
-            f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{lx + 14}" y="{ly}" class="k">'
-            f"{escape(name[:40])}</text>"
+            f'<rect x="{lx:.0f}" y="{ly - 9}" width="10" height="10" '
+            f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{lx + 14:.0f}" y="{ly}" class="k">'
+            f"{escape(shown)}<title>{escape(name)}</title></text>"
         )
     return head + "".join(body) + "</svg>"

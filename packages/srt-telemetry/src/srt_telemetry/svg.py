@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-__all__ = ["Band", "Series", "bar_chart", "line_chart", "nice_ticks", "text_width"]
+__all__ = [
+    "Band",
+    "Series",
+    "bar_chart",
+    "line_chart",
+    "nice_ticks",
+    "place_label",
+    "text_width",
+]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 W, H = 720, 300
@@ -39,6 +47,12 @@ class Series:
     xs: Sequence[float]
     ys: Sequence[float]
     labels: Sequence[str] = field(default_factory=tuple)  # optional point labels
+    #: Per point, why it is invalid ("" or missing: valid). With markers, an invalid point is
+    #: drawn hollow, left out of the line, and labelled "<label> invalid: <reason>".
+    invalid: Sequence[str] = field(default_factory=tuple)
+
+    def why_invalid(self, j: int) -> str:
+        return self.invalid[j] if j < len(self.invalid) else ""
 
 
 @dataclass(frozen=True)
@@ -144,7 +158,7 @@ def _y_axis(yt: Sequence[float], sy: Callable[[float], float]) -> list[str]:
     ]
 
 
-def _place_label(
+def place_label(
     text: str, x: float, y: float, placed: list[Box], area: Box, *, size: float = 10.0
 ) -> tuple[float, float] | None:
     """The first spot around (x, y) where `text` fits inside `area` without touching `placed`."""
@@ -228,30 +242,40 @@ def line_chart(
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
         coords = [
-            f"{sx(x):.1f},{sy(y):.1f}" for x, y in zip(s.xs, s.ys, strict=True) if math.isfinite(y)
+            f"{sx(x):.1f},{sy(y):.1f}"
+            for j, (x, y) in enumerate(zip(s.xs, s.ys, strict=True))
+            if math.isfinite(y) and not (markers and s.why_invalid(j))
         ]
-        if not coords:
-            continue
-        body.append(
-            f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
-            f'points="{" ".join(coords)}">'
-            f"<title>{escape(s.name)}</title></polyline>"
-        )
+        if coords:
+            body.append(
+                f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
+                f'points="{" ".join(coords)}">'
+                f"<title>{escape(s.name)}</title></polyline>"
+            )
         if markers:
             for j, (x, y) in enumerate(zip(s.xs, s.ys, strict=True)):
                 if not math.isfinite(y):
                     continue
-                tip = s.labels[j] if j < len(s.labels) else f"{_fmt(x)}, {_fmt(y)}"
+                why = s.why_invalid(j)
+                name = s.labels[j] if j < len(s.labels) else ""
+                label = f"{name} invalid: {why}".strip() if why else name
+                tip = label or f"{_fmt(x)}, {_fmt(y)}"
+                look = (
+                    f'class="mk invalid" fill="white" stroke="{color}" stroke-width="1.5"'
+                    if why
+                    else f'class="mk valid" fill="{color}"'
+                )
                 body.append(
-                    f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3.5" fill="{color}">'
+                    f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3.5" {look}>'
                     f"<title>{escape(tip)}</title></circle>"
                 )
-                if j < len(s.labels):
-                    spot = _place_label(s.labels[j], sx(x), sy(y), placed, area)
+                if label:
+                    spot = place_label(label, sx(x), sy(y), placed, area)
                     if spot is not None:
+                        cls = "k bad" if why else "k"
                         body.append(
-                            f'<text x="{spot[0]:.1f}" y="{spot[1]:.1f}" class="k">'
-                            f"{escape(s.labels[j])}</text>"
+                            f'<text x="{spot[0]:.1f}" y="{spot[1]:.1f}" class="{cls}">'
+                            f"{escape(label)}</text>"
                         )
     body += _legend([s.name for s in series], MT - 4)
     body.append(f'<rect x="{ML}" y="{top}" width="{pw}" height="{ph}" class="ax"/>')

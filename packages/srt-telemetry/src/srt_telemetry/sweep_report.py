@@ -29,7 +29,7 @@ _CSS = (
     "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}td.n{text-align:right}"
     ".t{font:bold 13px sans-serif}.l{font:12px sans-serif;fill:#444}"
     ".k{font:10px sans-serif;fill:#555}.g{stroke:#eee}.ax{fill:none;stroke:#999}"
-    ".ok{color:#1b5e20}.bad{color:#b71c1c}.muted{color:#777}svg{max-width:100%;height:auto}"
+    ".ok{color:#1b5e20}.bad{color:#b71c1c}text.bad{fill:#b71c1c}.muted{color:#777}svg{max-width:100%;height:auto}"
     ".charts{display:flex;flex-wrap:wrap;gap:12px}"
 )
 
@@ -47,28 +47,42 @@ def build_points(jobs: Sequence[JobView]) -> list[ParetoPoint]:
             if x is None or y is None:
                 continue
             label = f"{job.job_id} c={r.concurrency}"
-            points.append(ParetoPoint(x, y, job.configuration, label, r.valid))
+            points.append(
+                ParetoPoint(
+                    x,
+                    y,
+                    job.configuration,
+                    label,
+                    r.valid,
+                    tag=f"c={r.concurrency}",
+                    reason=r.reasons,
+                )
+            )
     return points
 
 
 def _curves(jobs: Sequence[JobView], metric: str) -> list[Series]:
-    by_config: dict[str, list[tuple[int, float, float]]] = {}
+    """One curve per configuration; an invalid run is a hollow point labelled with its reason,
+    left out of the line."""
+    by_config: dict[str, list[tuple[int, float, float, str]]] = {}
     for job in jobs:
         for r in job.runs:
             lat = r.ttft_p50_ms if metric == "ttft" else r.e2el_mean_ms
             thr = r.tok_s_per_gpu if r.tok_s_per_gpu is not None else r.output_tok_s
-            if lat is None or thr is None or not r.valid:
+            if lat is None or thr is None:
                 continue
-            by_config.setdefault(job.configuration, []).append((r.concurrency, lat, thr))
+            why = "" if r.valid else (r.reasons or "invalid")
+            by_config.setdefault(job.configuration, []).append((r.concurrency, lat, thr, why))
     series = []
     for name, rows in by_config.items():
         rows.sort()
         series.append(
             Series(
                 name=name,
-                xs=[lat for _, lat, _ in rows],
-                ys=[thr for _, _, thr in rows],
-                labels=[f"c={c}" for c, _, _ in rows],
+                xs=[lat for _, lat, _, _ in rows],
+                ys=[thr for _, _, thr, _ in rows],
+                labels=[f"c={c}" for c, _, _, _ in rows],
+                invalid=[why for *_, why in rows],
             )
         )
     return series
@@ -130,8 +144,8 @@ def render_sweep_report(title: str, jobs: Sequence[JobView], *, base: Path) -> s
     missing = sum(1 for j in jobs if j.missing is not None)
     runs = sum(len(j.runs) for j in jobs)
     summary = (
-        f"{len(jobs)} jobs, {runs} runs ({invalid} invalid, excluded from the frontier and "
-        f"curves), {missing} jobs without results."
+        f"{len(jobs)} jobs, {runs} runs ({invalid} invalid: drawn hollow and labelled with "
+        f"their reason, never on the frontier or a curve's line), {missing} jobs without results."
     )
     curves = "".join(
         f'<div class="c">{chart}</div>'
@@ -142,7 +156,7 @@ def render_sweep_report(title: str, jobs: Sequence[JobView], *, base: Path) -> s
                 x_label="TTFT p50 (ms)",
                 y_label="output tok/s per GPU",
                 markers=True,
-                empty="no valid run with TTFT and throughput",
+                empty="no run with TTFT and throughput",
             ),
             line_chart(
                 "Throughput against mean E2E latency, per configuration",
@@ -150,7 +164,7 @@ def render_sweep_report(title: str, jobs: Sequence[JobView], *, base: Path) -> s
                 x_label="E2E latency mean (ms)",
                 y_label="output tok/s per GPU",
                 markers=True,
-                empty="no valid run with E2E latency and throughput",
+                empty="no run with E2E latency and throughput",
             ),
         )
     )

@@ -26,9 +26,12 @@ def _reading(r: TargetReading, limit: float) -> str:
 
 
 def format_point(spec: SearchSpec, point: CapacityPoint) -> str:
-    """One line per point: its verdict and every reading."""
+    """One line per point: its verdict and every reading. An invalid point says so, and why:
+    it counts as a miss whatever its readings."""
     limits = {t.name: t.limit_ms for t in spec.targets}
     verdict = "meets the targets" if point.meets else "misses"
+    if point.invalid:
+        verdict = f"is invalid ({'; '.join(point.invalid)}), so it counts as a miss"
     parts = [_reading(r, limits[r.target]) for r in point.readings]
     if point.overloaded:
         parts.append(f"{point.failed} of {point.completed + point.failed} requests failed")

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from collections.abc import Sequence
+from typing import Literal, cast
 
 import msgspec
 
 from srt_bench.errors import BenchConfigError
-from srt_bench.stats import Metric, percentile
+from srt_schema.bench_result import BenchResult, Metric, percentile
 from srt_schema.capacity_axis import (
     DEFAULT_REQUEST_RATE_STEP,
     DEFAULT_SECONDS_PER_POINT,
@@ -173,38 +173,29 @@ def percentile_interval(
     return low, high
 
 
-def _seconds(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) else None
-
-
-def request_samples(doc: Mapping[str, Any]) -> dict[Metric, list[float]]:
-    """Milliseconds per metric over the completed requests (the definitions of `srt_bench.stats`:
-    TPOT = (latency - TTFT) / (tokens - 1) with more than one token; ITL pooled)."""
-    errors = doc.get("errors") or []
-    ttfts = doc.get("ttfts") or []
-    e2els = doc.get("e2els") or []
-    itls = doc.get("itls") or []
-    outs = doc.get("output_lens") or []
+def request_samples(doc: BenchResult) -> dict[Metric, list[float]]:
+    """Milliseconds per metric over the completed requests (the definitions of
+    `srt_schema.bench_result`: per-request TPOT `request_tpot`; ITL per chunk, pooled)."""
+    ok = doc.succeeded()
+    n = len(doc.output_lens)
+    ttfts = doc.ttfts if len(doc.ttfts) == n else [None] * n
+    e2els = doc.e2els if doc.e2els is not None and len(doc.e2els) == n else [None] * n
+    tpots = doc.request_tpots() or [None] * n
+    itls = doc.itls if len(doc.itls) == n else [[] for _ in range(n)]
     out: dict[Metric, list[float]] = {"ttft": [], "tpot": [], "itl": [], "e2el": []}
-    for i, error in enumerate(errors):
-        if error:
-            continue
-        ttft = _seconds(ttfts[i]) if i < len(ttfts) else None
-        e2el = _seconds(e2els[i]) if i < len(e2els) else None
-        tokens = outs[i] if i < len(outs) else 0
-        if ttft is not None:
+    for i in ok:
+        if (ttft := ttfts[i]) is not None:
             out["ttft"].append(ttft * 1000.0)
-        if e2el is not None:
+        if (e2el := e2els[i]) is not None:
             out["e2el"].append(e2el * 1000.0)
-            if ttft is not None and isinstance(tokens, int) and tokens >= 2:
-                out["tpot"].append((e2el - ttft) / (tokens - 1) * 1000.0)
-        gaps = itls[i] if i < len(itls) else []
-        out["itl"].extend(g * 1000.0 for g in gaps if isinstance(g, int | float))
+        if (tpot := tpots[i]) is not None:
+            out["tpot"].append(tpot * 1000.0)
+        out["itl"].extend(g * 1000.0 for g in itls[i])
     return out
 
 
 def build_readings(
-    doc: Mapping[str, Any], targets: Sequence[CapacityTarget]
+    doc: BenchResult, targets: Sequence[CapacityTarget]
 ) -> tuple[TargetReading, ...]:
     """Every target's reading at the point whose result document is `doc`."""
     samples = {name: sorted(values) for name, values in request_samples(doc).items()}

@@ -14,9 +14,10 @@ readings, why it was chosen, why the search stopped, the confidence statement) i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, assert_never
+from typing import assert_never
 
 import msgspec
 
@@ -28,6 +29,7 @@ from srt_bench.errors import BenchDatasetError
 from srt_bench.sa_bench import PhaseLoad, PhaseSummary, run_sa_bench
 from srt_bench.sa_bench_settings import SaBenchSettings, result_dir_name
 from srt_bench.validity import build_client_validity
+from srt_schema.bench_result import BenchResult, decode_bench_result
 from srt_schema.capacity_axis import format_rate, requests_per_point
 from srt_schema.rollup_capacity import CapacityPoint, CapacityResult
 
@@ -38,24 +40,22 @@ CAPACITY_FILE = "capacity.json"
 Log = Callable[[str], None]
 
 
-def build_point(
-    spec: SearchSpec, doc: Mapping[str, Any], *, why: str, result_path: str
-) -> CapacityPoint:
-    """One measured point from its sa-bench result document (pure)."""
+def build_point(spec: SearchSpec, doc: BenchResult, *, why: str, result_path: str) -> CapacityPoint:
+    """One measured point from its sa-bench result (pure)."""
     readings = build_readings(doc, spec.targets)
-    outcome = doc.get("benchmark_outcome") or {}
-    overloaded = outcome.get("status") != "passed"
+    outcome = doc.benchmark_outcome
+    overloaded = outcome is None or outcome.status != "passed"
     invalid = tuple(f"{r.code}: {r.detail}" for r in build_client_validity(doc).reasons)
     on_rate = spec.axis == "request_rate"
     return CapacityPoint(
-        concurrency=int(doc["max_concurrency"]),
+        concurrency=doc.max_concurrency or 0,
         axis=spec.axis,
-        request_rate=float(doc["request_rate"]) if on_rate else None,
+        request_rate=_rate(doc) if on_rate else None,
         meets=not overloaded and not invalid and all(r.meets for r in readings),
         invalid=invalid,
         overloaded=overloaded,
-        completed=int(doc.get("completed") or 0),
-        failed=int(doc.get("failed") or 0),
+        completed=doc.completed or 0,
+        failed=doc.failed or 0,
         readings=readings,
         why=why,
         result_path=result_path,
@@ -72,14 +72,16 @@ def build_load(spec: SearchSpec, value: int) -> PhaseLoad:
     return PhaseLoad(concurrency=requests, request_rate=rate, requests=requests)
 
 
-def _read_doc(path: Path) -> dict[str, Any]:
+def _rate(doc: BenchResult) -> float:
+    rate = doc.request_rate
+    return float(rate) if rate is not None else math.inf
+
+
+def _read_doc(path: Path) -> BenchResult:
     try:
-        doc = msgspec.json.decode(path.read_bytes())
-    except (OSError, msgspec.DecodeError) as exc:
+        return decode_bench_result(path.read_bytes())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise BenchDatasetError(f"cannot read the sa-bench result {path}: {exc}") from exc
-    if not isinstance(doc, dict):
-        raise BenchDatasetError(f"{path}: expected a JSON object")
-    return doc
 
 
 class _Search:

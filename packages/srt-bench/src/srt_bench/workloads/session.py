@@ -37,6 +37,7 @@ from srt_bench.workloads.requests import SingleShot, build_body
 from srt_bench.workloads.shared_prefix import build_group_prefixes, build_shared_prefix
 from srt_bench.workloads.text import PieceMaker
 from srt_bench.workloads.trace import TraceRow, build_trace_requests, read_trace
+from srt_schema.bench_result import WorkloadSummary
 
 __all__ = ["WorkloadPhase", "WorkloadSession", "build_workload_summary"]
 
@@ -218,7 +219,7 @@ class WorkloadSession:
 
 def build_workload_summary(
     workload: Workload, phase: WorkloadPhase, records: Sequence[RequestRecord]
-) -> dict[str, Any]:
+) -> WorkloadSummary:
     """The result document's `workload` block (pure): prefix reuse of the window in send order,
     and the client's prompt-token counts checked against the server's usage."""
     order = sorted(range(len(records)), key=lambda i: records[i].send_time)
@@ -226,14 +227,14 @@ def build_workload_summary(
     ok = [r for r in records if r.success]
     server = [r.server_prompt_tokens for r in ok]
     mismatches = sum(1 for r in ok if r.server_prompt_tokens not in (None, r.prompt_tokens))
-    return {
-        "kind": workload_label(workload),
+    return WorkloadSummary(
+        kind=workload_label(workload),
         **phase.extra,
-        "prefix_hit_potential": reuse.potential,
-        "prefix_hit_tokens": reuse.hit_tokens,
-        "prefix_prompt_tokens": reuse.prompt_tokens,
-        "requests_with_prefix_hit": reuse.requests_with_hit,
-        "client_prompt_tokens": sum(r.prompt_tokens for r in ok),
-        "server_prompt_tokens": None if None in server else sum(s or 0 for s in server),
-        "prompt_token_mismatches": mismatches,
-    }
+        prefix_hit_potential=reuse.potential,
+        prefix_hit_tokens=reuse.hit_tokens,
+        prefix_prompt_tokens=reuse.prompt_tokens,
+        requests_with_prefix_hit=reuse.requests_with_hit,
+        client_prompt_tokens=sum(r.prompt_tokens for r in ok),
+        server_prompt_tokens=None if None in server else sum(s or 0 for s in server),
+        prompt_token_mismatches=mismatches,
+    )

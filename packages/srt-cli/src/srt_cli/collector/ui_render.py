@@ -23,6 +23,7 @@ import msgspec
 
 from srt_runtime.diagnosis import DiagnosisRecord
 from srt_runtime.reporting.job_report import (
+    AnalysisSummary,
     JobReport,
     JobResults,
     ResultRow,
@@ -229,6 +230,26 @@ def _diagnosis_section(
     )
 
 
+def _analysis_section(analysis: AnalysisSummary | None) -> str:
+    """The AI analysis of a failed run (sent in the job report), or why there is none."""
+    if analysis is None:
+        return ""
+    if not analysis.ok or analysis.text is None:
+        return (
+            '<section id="ai-analysis"><h2>AI analysis</h2>'
+            f'<p class="note">No analysis: {_e(analysis.reason)}</p></section>'
+        )
+    cut = (
+        f'<p class="note">Cut here; the whole text is {_e(analysis.file)} in the log folder.</p>'
+        if analysis.truncated
+        else ""
+    )
+    return (
+        '<section id="ai-analysis"><h2>AI analysis</h2>'
+        f'<pre class="analysis">{_e(analysis.text)}</pre>{cut}</section>'
+    )
+
+
 def _row_verdict(row: ResultRow) -> str:
     if row.validity is None:
         return _MISSING
@@ -354,6 +375,7 @@ def render_job(record: Mapping[str, Any]) -> str:
         out.append(f'<p class="note">{_e(problem)}</p>')
     out.append(_verdict_section(results))
     out.append(_diagnosis_section(report.diagnosis if report else None, uploads, streamed))
+    out.append(_analysis_section(report.analysis if report else None))
     out.append(_results_section(results))
     out.append(_uploads_section(uploads))
     if report is None and status in FINAL_STATUSES:

@@ -17,7 +17,8 @@ EPILOG = """\b
 Examples:
   srtctl resolve-override -f overrides.yaml --stdout
   srtctl resolve-override -f overrides.yaml:override_tp8 --stdout > tp8.yaml
-  srtctl resolve-override -f overrides.yaml            # writes overrides_<variant>.yaml files
+  srtctl resolve-override -f overrides.yaml            # writes ./overrides_<variant>.yaml files
+  srtctl resolve-override -f overrides.yaml -o out/    # writes out/overrides_<variant>.yaml
 """
 
 
@@ -31,14 +32,29 @@ Examples:
     help="An override file (base: + override_*/zip_override_*), optionally :SELECTOR.",
 )
 @click.option("--stdout", "to_stdout", is_flag=True, help="Print the variants instead of files.")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="The folder the variant files go to (default: the current folder).",
+)
 @set_options
 @click.pass_obj
 def command(
-    edge: Edge, *, spec: str, to_stdout: bool, sets: tuple[str, ...], unsets: tuple[str, ...]
+    edge: Edge,
+    *,
+    spec: str,
+    to_stdout: bool,
+    output: Path | None,
+    sets: tuple[str, ...],
+    unsets: tuple[str, ...],
 ) -> None:
     """Expand the variants of an override file into plain recipes.
 
-    Without --stdout each variant is written next to the source as <stem>_<variant>.yaml. Each
+    Without --stdout each variant is written as <stem>_<variant>.yaml into the current folder (or
+    the folder given with -o), never beside the source (which may be read-only). Each
     keeps the comments and key order of `base:`; keys only the variant has come last. The
     variants are not validated here (use validate or dry-run for that).
     """
@@ -47,6 +63,8 @@ def command(
     from srt_schema.setpaths import apply_overrides
     from srt_schema.yamlio import parse_yaml
 
+    if to_stdout and output is not None:
+        raise CliUsageError("choose either --stdout or -o/--output, not both")
     overrides = parse_overrides(sets, unsets)
     sources = read_sources((spec,), sys.stdin)
     if len(sources) != 1:
@@ -72,7 +90,7 @@ def command(
                 click.echo(("\n" if position else "") + f"# --- {variant.suffix} ---")
             click.echo(render(variant.document), nl=False)
         return
-    folder = source.path.parent if source.path is not None else Path(edge.cwd)
+    folder = Path(edge.cwd) if output is None else output
     stem = source.path.stem if source.path is not None else "stdin"
     from srt_cli.safepaths import check_inside, writing
 
@@ -88,5 +106,6 @@ def command(
     ]
     for variant, target in zip(variants, targets, strict=True):
         with writing(target, what="the variant file", fix="use --stdout, or a writable folder"):
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(render(variant.document))
         click.echo(f"wrote {target}")

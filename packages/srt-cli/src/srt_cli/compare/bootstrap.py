@@ -21,6 +21,8 @@ import zlib
 from collections.abc import Callable, Sequence
 from itertools import chain
 
+from srt_schema.bench_result import percentile
+
 __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
@@ -29,6 +31,7 @@ __all__ = [
     "percentile",
     "percentile_replicates",
     "pooled_percentile_replicates",
+    "relative_interval",
     "rng_for",
     "sum_replicates",
 ]
@@ -43,17 +46,6 @@ def rng_for(seed: int, *names: object) -> random.Random:
     """A generator seeded from the seed and the names (stable across runs and platforms)."""
     key = ":".join(str(n) for n in (seed, *names)).encode()
     return random.Random(zlib.crc32(key))
-
-
-def percentile(ordered: Sequence[float], p: float) -> float:
-    """Linear interpolation between closest ranks of sorted values (srt_bench.stats' method)."""
-    if not ordered:
-        raise ValueError("percentile of an empty sequence")
-    rank = (len(ordered) - 1) * p / 100.0
-    lo, hi = math.floor(rank), math.ceil(rank)
-    if lo == hi:
-        return ordered[lo]
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (rank - lo)
 
 
 def _replicates(
@@ -161,3 +153,21 @@ def delta_interval(
         return None
     tail = (1.0 - confidence) / 2.0 * 100.0
     return percentile(diffs, tail), percentile(diffs, 100.0 - tail)
+
+
+def relative_interval(
+    baseline: Sequence[float], other: Sequence[float], *, confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """The central `confidence` interval of the relative change `other[b] / baseline[b] - 1`, in
+    percent, over replicates `b` with a positive baseline. Each replicate's change is computed on
+    its own ratio, so for non-negative KPIs no bound can fall below -100% (the absolute
+    interval divided by the point estimate's baseline can)."""
+    changes = sorted(
+        (o / a - 1.0) * 100.0
+        for a, o in zip(baseline, other, strict=False)
+        if math.isfinite(a) and math.isfinite(o) and a > 0
+    )
+    if len(changes) < 2:
+        return None
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    return percentile(changes, tail), percentile(changes, 100.0 - tail)

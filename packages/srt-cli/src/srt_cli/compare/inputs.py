@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,6 @@ _FIX = (
     "pass job folders (<output>/<job_id>), sweep folders (<output>/sweeps/<name>) or "
     "benchmark-rollup.json files"
 )
-_SRTCTL = re.compile(r"^\s+srtctl_version:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
 
 
 @dataclass
@@ -110,12 +108,22 @@ def _read_run(label: str, rollup_path: Path, job_dir: Path | None, *, records: b
     if job_dir is not None:
         run.recipe = _read_yaml(job_dir / "config.yaml")
         run.fingerprints = _read_fingerprints(job_dir / "logs")
-        try:
-            m = _SRTCTL.search((job_dir / "recipe.lock.yaml").read_text())
-            run.srtctl_version = m.group(1) if m else None
-        except OSError:
-            pass
+        run.srtctl_version = _srtctl_version(job_dir / "recipe.lock.yaml")
     return run
+
+
+def _srtctl_version(path: Path) -> str | None:
+    """`lock.slurm.srtctl_version` of `recipe.lock.yaml`, with the lock's one decoder."""
+    from srt_schema.job_files import decode_lock
+
+    doc = _read_yaml(path)
+    if doc is None or "lock" not in doc:
+        return None
+    try:
+        lock = decode_lock(doc["lock"])
+    except msgspec.ValidationError as exc:
+        raise CliUsageError(f"{path}: not a recipe lock ({exc}); restore the job's file") from exc
+    return lock.slurm.srtctl_version if lock.slurm is not None else None
 
 
 def _job_missing(job_dir: Path) -> str:

@@ -13,10 +13,15 @@ from dataclasses import dataclass
 
 import msgspec
 
-from srt_cli.compare.bootstrap import delta_interval
+from srt_cli.compare.bootstrap import delta_interval, relative_interval
 from srt_cli.compare.inputs import Missing, RunData
 from srt_cli.compare.kpis import KPIS, WindowStats, build_window_stats
-from srt_cli.compare.recipe_diff import build_recipe_diff, build_version_drift, render_verdict
+from srt_cli.compare.recipe_diff import (
+    build_legends,
+    build_recipe_diff,
+    build_version_drift,
+    render_verdict,
+)
 from srt_schema.rollup import Rollup
 
 __all__ = [
@@ -46,6 +51,10 @@ class KpiDelta(msgspec.Struct, frozen=True, kw_only=True):
     ci_high: float | None = None
     #: The interval excludes 0; null when there is no interval.
     significant: bool | None = None
+    #: 95% interval of the relative change (%), from each replicate's own ratio (never below
+    #: -100% for a non-negative KPI); null without records.
+    ci_low_pct: float | None = None
+    ci_high_pct: float | None = None
 
 
 class WindowDelta(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,6 +82,8 @@ class RunSummary(msgspec.Struct, frozen=True, kw_only=True):
     verdict: str = ""
     settings: tuple[str, ...] = ()
     version_drift: tuple[str, ...] = ()
+    #: The run's name on charts: its label and its values of the settings that differed.
+    legend: str = ""
 
 
 class Point(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,6 +94,8 @@ class Point(msgspec.Struct, frozen=True, kw_only=True):
     tok_s_per_user: float | None
     tok_s_per_gpu: float | None
     valid: bool
+    #: Why the window is invalid (reason codes; empty when valid): its label on the chart.
+    reasons: tuple[str, ...] = ()
 
 
 class Comparison(msgspec.Struct, frozen=True, kw_only=True):
@@ -132,7 +145,7 @@ def _delta(kpi_key: str, a: WindowStats, b: WindowStats) -> KpiDelta:
     va, vb = a.values.get(kpi_key), b.values.get(kpi_key)
     delta = vb - va if va is not None and vb is not None else None
     pct = delta / va * 100.0 if delta is not None and va else None
-    lo = hi = None
+    lo = hi = lo_pct = hi_pct = None
     significant = None
     ra, rb = a.replicates.get(kpi_key), b.replicates.get(kpi_key)
     if delta is not None and ra and rb:
@@ -140,6 +153,9 @@ def _delta(kpi_key: str, a: WindowStats, b: WindowStats) -> KpiDelta:
         if interval is not None:
             lo, hi = interval
             significant = lo > 0 or hi < 0
+        relative = relative_interval(ra, rb)
+        if relative is not None:
+            lo_pct, hi_pct = relative
     return KpiDelta(
         kpi=kpi.key,
         label=kpi.label,
@@ -152,6 +168,8 @@ def _delta(kpi_key: str, a: WindowStats, b: WindowStats) -> KpiDelta:
         ci_low=lo,
         ci_high=hi,
         significant=significant,
+        ci_low_pct=lo_pct,
+        ci_high_pct=hi_pct,
     )
 
 
@@ -186,6 +204,7 @@ def _points(
                 tok_s_per_user=per_user,
                 tok_s_per_gpu=per_gpu,
                 valid=c not in bad,
+                reasons=bad.get(c, ()),
             )
         )
     return points
@@ -252,6 +271,12 @@ def build_comparison(runs: list[RunData], missing: list[Missing], opts: Options)
                     )
                 )
         summaries.append(summary)
+    differed = list(dict.fromkeys(p for s in summaries for p in s.settings))
+    legends = build_legends([run.label for run in runs], [run.recipe for run in runs], differed)
+    summaries = [
+        msgspec.structs.replace(s, legend=legend)
+        for s, legend in zip(summaries, legends, strict=True)
+    ]
     return Comparison(
         baseline=base.label,
         runs=tuple(summaries),

@@ -59,6 +59,31 @@ def flatten(node: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: node}
 
 
+#: Settings a chart legend names (more are summarised as "+N").
+LEGEND_SETTINGS = 2
+
+
+def build_legends(
+    labels: list[str], recipes: list[Mapping[str, Any] | None], paths: list[str]
+) -> list[str]:
+    """Per run, its label and its values of the settings that differed between the runs (the
+    first LEGEND_SETTINGS), so a chart's legend says what each curve changed, not only a job
+    id: "4243: roles.agg.workers=4". A run without a recipe keeps its label."""
+    shown = paths[:LEGEND_SETTINGS]
+    more = f" +{len(paths) - len(shown)}" if len(paths) > len(shown) else ""
+    out = []
+    for label, recipe in zip(labels, recipes, strict=True):
+        if recipe is None or not shown:
+            out.append(label)
+            continue
+        flat = flatten(recipe)
+        values = ", ".join(
+            f"{p}={render_value(flat[p]) if p in flat else '(unset)'}" for p in shown
+        )
+        out.append(f"{label}: {values}{more}")
+    return out
+
+
 def render_value(value: Any) -> str:
     if isinstance(value, str):
         return value if value and " " not in value else json.dumps(value)

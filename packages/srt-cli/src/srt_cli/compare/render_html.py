@@ -18,6 +18,7 @@ _CSS = (
     "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child{text-align:left}"
     ".t{font:bold 13px sans-serif}.l{font:12px sans-serif;fill:#444}"
     ".k{font:10px sans-serif;fill:#555}.g{stroke:#eee}.ax{fill:none;stroke:#999}"
+    "text.bad{fill:#b71c1c}"
     ".better{color:#1b5e20}.worse{color:#b71c1c}.noise{color:#777}svg{max-width:100%;height:auto}"
 )
 
@@ -44,13 +45,16 @@ def _table(w: WindowDelta) -> str:
 
 
 def render_html(c: Comparison) -> str:
+    legend = {r.label: r.legend or r.label for r in c.runs}
     points = [
         ParetoPoint(
             x=p.tok_s_per_user,
             y=p.tok_s_per_gpu,
-            series=p.run,
+            series=legend.get(p.run, p.run),
             label=f"c={p.concurrency}",
             valid=p.valid,
+            tag=f"c={p.concurrency}",
+            reason=", ".join(p.reasons),
         )
         for p in c.points
         if p.tok_s_per_user is not None and p.tok_s_per_gpu is not None

@@ -29,18 +29,13 @@ def _signed(v: float, unit: str) -> str:
     return f"{'+' if v >= 0 else '-'}{text}{unit}"
 
 
-def _pct(d: KpiDelta, v: float | None) -> str:
-    if v is None or not d.baseline:
-        return ""
-    return f"{v / d.baseline * 100.0:+.1f}%"
-
-
 def build_row(d: KpiDelta) -> list[str]:
     delta = "-" if d.delta is None else _signed(d.delta, "")
     pct = "" if d.delta_pct is None else f"{d.delta_pct:+.1f}%"
-    if d.ci_low is not None and d.ci_high is not None:
-        ci = f"[{_pct(d, d.ci_low) or render_number(d.ci_low)}, "
-        ci += f"{_pct(d, d.ci_high) or render_number(d.ci_high)}]"
+    if d.ci_low_pct is not None and d.ci_high_pct is not None:
+        ci = f"[{d.ci_low_pct:+.1f}%, {d.ci_high_pct:+.1f}%]"
+    elif d.ci_low is not None and d.ci_high is not None:
+        ci = f"[{render_number(d.ci_low)}, {render_number(d.ci_high)}]"
     else:
         ci = "n/a"
     if d.significant is None:

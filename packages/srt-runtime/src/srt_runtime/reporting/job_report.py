@@ -13,7 +13,9 @@ upload and before the final event, from files the job already wrote:
   ``srt_schema.rollup.Validity``;
 - ``diagnosis``: ``logs/diagnosis.json`` of a failed run (srt_runtime.diagnosis.DiagnosisRecord);
 - ``uploads``: where ``reporting.s3`` put the log folder, the files there (text files first, at
-  most :data:`MAX_LINKED` named) and the dashboard when it was uploaded.
+  most :data:`MAX_LINKED` named) and the dashboard when it was uploaded;
+- ``analysis``: the AI analysis of a failed run (``reporting.ai_analysis``), which runs before the
+  upload: its text (at most :data:`MAX_ANALYSIS_CHARS`), or why there is none.
 
 The structs only (the collector imports them; no boto3, no planner): the builders are
 :mod:`srt_runtime.reporting.job_report_read`.
@@ -29,7 +31,9 @@ from srt_runtime.diagnosis import DiagnosisRecord
 from srt_schema.rollup import Validity
 
 __all__ = [
+    "MAX_ANALYSIS_CHARS",
     "MAX_LINKED",
+    "AnalysisSummary",
     "JobReport",
     "JobResults",
     "ResultRow",
@@ -38,6 +42,21 @@ __all__ = [
 
 #: At most this many uploaded files are named in the report (``files_total`` counts them all).
 MAX_LINKED: Final = 200
+#: The analysis text sent to the collectors is cut here (the whole file is in the log folder).
+MAX_ANALYSIS_CHARS: Final = 20_000
+
+
+class AnalysisSummary(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The AI analysis of a failed run: its text when it was written, else why not."""
+
+    ok: bool
+    #: "written", or why there is no analysis (no API key, a timeout, an HTTP error, ...).
+    reason: str
+    #: ``ai_analysis.md``, relative to the log folder, when it was written.
+    file: str | None = None
+    text: str | None = None
+    #: The text was cut at MAX_ANALYSIS_CHARS.
+    truncated: bool = False
 
 
 class ResultRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -93,3 +112,4 @@ class JobReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     results: JobResults | None = None
     diagnosis: DiagnosisRecord | None = None
     uploads: UploadedFiles | None = None
+    analysis: AnalysisSummary | None = None

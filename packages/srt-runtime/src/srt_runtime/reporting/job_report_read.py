@@ -19,8 +19,12 @@ import msgspec
 from srt_planner.plan import JobPlan
 from srt_runtime.diagnosis import DIAGNOSIS_FILE, DiagnosisRecord
 from srt_runtime.reporting._common import LogFn, null_log
+from srt_runtime.reporting.ai_analysis import REPORT_FILE as ANALYSIS_FILE
+from srt_runtime.reporting.ai_analysis import AnalysisResult
 from srt_runtime.reporting.job_report import (
+    MAX_ANALYSIS_CHARS,
     MAX_LINKED,
+    AnalysisSummary,
     JobReport,
     JobResults,
     ResultRow,
@@ -127,11 +131,35 @@ def build_job_report(
     results: JobResults | None,
     diagnosis: DiagnosisRecord | None,
     uploads: UploadedFiles | None,
+    analysis: AnalysisSummary | None = None,
 ) -> JobReport | None:
     """The report, or None when there is nothing to say (pure)."""
-    if results is None and diagnosis is None and uploads is None:
+    if results is None and diagnosis is None and uploads is None and analysis is None:
         return None
-    return JobReport(results=results, diagnosis=diagnosis, uploads=uploads)
+    return JobReport(results=results, diagnosis=diagnosis, uploads=uploads, analysis=analysis)
+
+
+def read_analysis(log_dir: Path, result: AnalysisResult | None) -> AnalysisSummary | None:
+    """What the report says of the AI analysis (None when it was not needed)."""
+    if result is None or not result.ran:
+        return (
+            None
+            if result is None or result.reason == "not needed"
+            else (AnalysisSummary(ok=False, reason=result.reason))
+        )
+    if not result.ok:
+        return AnalysisSummary(ok=False, reason=result.reason)
+    try:
+        text = (log_dir / ANALYSIS_FILE).read_text(errors="replace")
+    except OSError as exc:
+        return AnalysisSummary(ok=False, reason=f"{ANALYSIS_FILE} cannot be read: {exc}")
+    return AnalysisSummary(
+        ok=True,
+        reason=result.reason,
+        file=ANALYSIS_FILE,
+        text=text[:MAX_ANALYSIS_CHARS],
+        truncated=len(text) > MAX_ANALYSIS_CHARS,
+    )
 
 
 def _worker_gpus(job_dir: Path) -> int | None:
@@ -172,6 +200,7 @@ def read_job_report(
     s3: S3Config | None,
     upload: UploadResult | None,
     log: LogFn = null_log,
+    analysis: AnalysisResult | None = None,
 ) -> JobReport | None:
     """The report of the job in ``job_dir`` (its ``logs/`` folder holds what the run wrote);
     the diagnosis only for a failed run, the uploads only after a successful upload."""
@@ -183,4 +212,5 @@ def read_job_report(
         results=_read_results(job_dir, log_dir, log),
         diagnosis=_read_diagnosis(log_dir, log) if exit_code != 0 else None,
         uploads=uploads,
+        analysis=read_analysis(log_dir, analysis),
     )

@@ -7,8 +7,9 @@
                                     local=FileStatusSink(...), wall=clock.wall, log=logger.log)
     # run_job(plan, launcher, session.sink, ...): every lifecycle event, local + remote; after
     # cleanup, rollup and the lockfile, and BEFORE its final "cleanup" event:
-    outcome = session.finish(exit_code=code)   # S3, "Artifacts uploaded", AI, stop streaming,
-                                               # the job report for the final event
+    outcome = session.finish(exit_code=code)   # AI (its file is uploaded), S3, "Artifacts
+                                               # uploaded", stop streaming, the job report for
+                                               # the final event (with the analysis)
     # ... then the final event (it carries logs_url), then:
     session.close()                            # bounded wait for the queued status events
 
@@ -151,6 +152,19 @@ class ReportingSession:
         status event. Never raises for server trouble and never changes ``exit_code``."""
         upload: UploadResult | None = None
         analysis: AnalysisResult | None = None
+        # the analysis first: its file is in the log folder the upload sends, and its text in
+        # the report the collectors show
+        ai = self.config.ai_analysis if self.config is not None else None
+        if ai is not None and ai.enabled and exit_code != 0:
+            analysis = run_ai_analysis(
+                ai,
+                exit_code=exit_code,
+                log_dir=self.log_dir,
+                environ=self._environ,
+                log=self._log,
+                base_url=ai_base_url,
+                timeout=ai_timeout,
+            )
         s3 = self.config.s3 if self.config is not None else None
         if s3 is not None:
             stage_job_files(self.job_dir, self.log_dir, self.job_id)
@@ -167,22 +181,16 @@ class ReportingSession:
             )
             if upload.ok:
                 self.sink.report_artifacts(upload.url)
-        ai = self.config.ai_analysis if self.config is not None else None
-        if ai is not None and ai.enabled and exit_code != 0:
-            analysis = run_ai_analysis(
-                ai,
-                exit_code=exit_code,
-                log_dir=self.log_dir,
-                environ=self._environ,
-                log=self._log,
-                base_url=ai_base_url,
-                timeout=ai_timeout,
-            )
         streamed = self.streamer.stop(stream_stop) if self.streamer is not None else None
         report = None
         if self.reporter.enabled:
             report = read_job_report(
-                self.job_dir, exit_code=exit_code, s3=s3, upload=upload, log=self._log
+                self.job_dir,
+                exit_code=exit_code,
+                s3=s3,
+                upload=upload,
+                log=self._log,
+                analysis=analysis,
             )
             self.sink.report = report
         return FinishOutcome(upload=upload, analysis=analysis, streamed=streamed, report=report)
