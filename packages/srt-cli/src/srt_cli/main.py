@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Run a local status collector that reporting.status.endpoint can point at.",
     ),
     "validate": ("validate", "Load and plan recipes; print nothing but errors."),
+    "wait": ("wait", "Block until jobs end; the exit code says completed, failed, invalid..."),
 }
 
 
@@ -108,7 +109,7 @@ Examples:
 
 \b
 Machine output: --json (one JSON document on stdout) on apply, cancel, compare, dry-run,
-list, logs, monitor, status and validate. -o/--output is where files go (the
+list, logs, monitor, status, validate and wait. -o/--output is where files go (the
 output folder; for migrate and schema a file), never an output format.
 
 \b
