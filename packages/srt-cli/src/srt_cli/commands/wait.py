@@ -100,5 +100,13 @@ def command(
 
 
 def _cause(job_dir: object) -> dict[str, str] | None:
-    """The failure catalog's cause and fix for a failed job (none yet)."""
-    return None
+    """The failure catalog's cause and fix of a failed job (None: it wrote no diagnosis)."""
+    from pathlib import Path
+
+    from srt_cli.jobs import read_cause
+
+    assert isinstance(job_dir, Path)
+    found = read_cause(job_dir)
+    if found is None:
+        return None
+    return {"cause": str(found["cause"]), "fix": str(found["fix"])}
