@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "get": ("list", "The same as list (kubectl's spelling)."),
     "list": ("list", "The jobs of the output folder: id, name, status, stage, started, exit code."),
     "logs": ("logs", "List a job's log files, or print and follow one process's log."),
+    "mcp": ("mcp", "Serve srtctl's tools to agents: a Model Context Protocol server over stdio."),
     "migrate": ("migrate", "Rewrite schema-1 (v1) recipes as schema 2, comments kept."),
     "monitor": ("monitor", "A live table of your jobs (squeue --me and local runs)."),
     "preflight": ("preflight", "Check model paths, images and binaries exist; submit nothing."),
