@@ -32,7 +32,7 @@ THIRD_PARTY: dict[str, set[str]] = {
     "srt_runtime": {"msgspec", "httpx", "boto3", "botocore", "yaml"},
     "srt_telemetry": {"msgspec", "httpx", "polars"},
     "srt_bench": {"msgspec", "httpx", "tokenizers", "huggingface_hub"},
-    "srt_cli": {"msgspec", "click", "yaml", "ruamel"},
+    "srt_cli": {"msgspec", "click", "yaml", "ruamel", "mcp"},  # mcp: `srtctl mcp` only, lazily
 }
 
 # modules whose use in the pure packages would mean I/O

@@ -177,6 +177,7 @@ def test_machine_output_is_json_on_every_reporting_command() -> None:
         "monitor",
         "status",
         "validate",
+        "wait",
     }
     assert with_json == want
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()

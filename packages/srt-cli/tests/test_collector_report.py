@@ -68,6 +68,10 @@ DIAGNOSIS = DiagnosisRecord(
         "| Traceback (most recent call last):",
         "| RuntimeError: boom",
     ),
+    cause="disk_full",
+    cause_title="a file system is full (or over its quota)",
+    fix="Free space on the file system named in the log.",
+    evidence="OSError: [Errno 28] No space left on device",
 )
 UPLOADS = UploadedFiles(
     url="s3://b/srtslurm/2026-11-29/4242/",
@@ -200,6 +204,13 @@ def test_the_job_page_shows_results_verdicts_diagnosis_and_links(client: httpx.C
     assert '<section id="diagnosis"><h2>Why it failed</h2>' in html
     assert "<tr><th>what failed</th><td>agg_0_node-01</td></tr>" in html
     assert "<tr><th>exit code</th><td>3</td></tr>" in html
+    # the failure catalog's cause, fix and evidence
+    assert (
+        "<tr><th>cause</th><td><code>disk_full</code>: a file system is full (or over its quota)"
+        "</td></tr>"
+    ) in html
+    assert "<tr><th>fix</th><td>Free space on the file system named in the log.</td></tr>" in html
+    assert "<tr><th>evidence</th><td>OSError: [Errno 28] No space left on device</td></tr>" in html
     assert (
         '<pre class="excerpt">... 28 lines not shown\n| Traceback (most recent call last):\n'
         "| RuntimeError: boom</pre>"

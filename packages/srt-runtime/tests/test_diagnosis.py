@@ -86,9 +86,13 @@ def test_a_worker_dead_in_a_traceback_after_a_long_log(tmp_path: Path, job_dir: 
         "  node:   node-02",
         "  exit:   exit code 1",
         "  reason: decode_0_node-02 (worker decode) on node-02 exited with code 1",
-        f"  log:    {log}",
+        # it served (Decode batch lines) before it ran out of memory: the catalog's cause
+        "  cause:  cuda_oom_runtime: CUDA out of memory under load (after the engine started "
+        "serving)",
     ]
-    assert lines[7].startswith("  decisive lines of the log (")
+    assert lines[7].startswith("  fix:    Lower the engine's batch or token budget")
+    assert lines[8] == f"  log:    {log}"
+    assert lines[9].startswith("  decisive lines of the log (")
     shown = [line[6:] for line in lines if line.startswith("    | ")]
     # The last traceback's header, its innermost frame and its exception, the last line.
     assert "Traceback (most recent call last):" in shown

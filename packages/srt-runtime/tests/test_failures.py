@@ -56,12 +56,13 @@ def test_a_critical_worker_exit_aborts_the_run_with_a_diagnosis(job_dir: Path, t
 
     assert run.exit_code == 1
     log = job_dir / "logs" / "node-02_decode_w0.out"
-    assert run.diagnosis.splitlines()[1:7] == [
+    assert run.diagnosis.splitlines()[1:8] == [
         "RUN FAILED",
         "  what:   decode_0_node-02",
         "  node:   node-02",
         "  exit:   exit code 3",
         "  reason: decode_0_node-02 (worker decode) on node-02 exited with code 3",
+        "  cause:  unknown cause (no failure catalog entry matched; read the log lines)",
         f"  log:    {log}",
     ]
     assert "    | boom" in run.diagnosis

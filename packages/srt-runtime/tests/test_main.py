@@ -76,14 +76,20 @@ def test_a_failed_run_ends_its_output_and_sweep_log_with_the_diagnosis(job_dir: 
         "  node:   node-02",
         "  exit:   exit code 137",
         "  reason: decode_0_node-02 (worker decode) on node-02 exited with code 137",
+        # exit code 137 is the failure catalog's `killed` (SIGKILL, the OOM killer most often)
+        "  cause:  killed: the process was killed by SIGKILL (most often the kernel's OOM killer "
+        "or a memory limit)",
+        "  fix:    Check host memory (dmesg | grep -i oom on the node, Slurm's --mem); lower what "
+        "the process holds in host memory (fewer loader workers, smaller CPU caches), or give "
+        "the job more memory.",
         f"  log:    {log}",
         "  last 1 lines of the log:",
         "    | OOM",
         "=" * 72,
     ]
-    assert out.splitlines()[-9:] == expected_tail
+    assert out.splitlines()[-11:] == expected_tail
     sweep = (job_dir / "logs" / "sweep_4242.log").read_text().splitlines()
-    assert sweep[-9:] == expected_tail
+    assert sweep[-11:] == expected_tail
 
 
 def test_sigterm_stops_the_run_cleans_up_and_exits_1(job_dir: Path, trace: Path) -> None:

@@ -185,12 +185,13 @@ def test_benchmark_exit_code_is_the_job_exit_code_and_post_eval_is_skipped(
 
     assert run.exit_code == 7
     assert read_trace(trace) == ["benchmark start"]
-    assert run.diagnosis.splitlines()[1:9] == [
+    assert run.diagnosis.splitlines()[1:10] == [
         "RUN FAILED",
         "  what:   benchmark",
         "  node:   node-01",
         "  exit:   exit code 7",
         "  reason: the benchmark benchmark exited with code 7; the job exits with it",
+        "  cause:  unknown cause (no failure catalog entry matched; read the log lines)",
         f"  log:    {job_dir / 'logs' / 'benchmark.out'}",
         "  last 1 lines of the log:",
         "    | no such model",

@@ -68,6 +68,25 @@ def test_a_failed_run_shows_its_diagnosis_first(tmp_path: Path) -> None:
     assert '<tr><th scope="row">exit code</th><td>1</td></tr>' in box
     assert '<a href="node-02_decode_w3.out">node-02_decode_w3.out</a>' in box
     assert "| torch.OutOfMemoryError: CUDA out of memory</pre>" in box
+    assert '<th scope="row">cause</th>' not in box  # a record without the catalog's fields
+
+
+def test_a_failed_run_shows_the_catalog_cause_and_fix(tmp_path: Path) -> None:
+    run = write_fake_run(tmp_path / "job" / "logs", concurrencies=(1,), failed=True)
+    record = json.loads((run / "diagnosis.json").read_text())
+    record.update(
+        cause="cuda_oom_load",
+        cause_title="CUDA out of memory while loading",
+        fix="Use more GPUs per worker.",
+        evidence="torch.OutOfMemoryError: CUDA oom",
+    )
+    (run / "diagnosis.json").write_text(json.dumps(record))  # fmt: skip
+    box = _page(run)
+    assert (
+        '<tr><th scope="row">cause</th><td>cuda_oom_load: CUDA out of memory while loading'
+        "</td></tr>"
+    ) in box
+    assert '<tr><th scope="row">fix</th><td>Use more GPUs per worker.</td></tr>' in box
 
 
 def test_without_diagnosis_the_final_status_says_it_failed(tmp_path: Path) -> None:

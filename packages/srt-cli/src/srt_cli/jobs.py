@@ -59,6 +59,7 @@ __all__ = [
     "parse_squeue",
     "query_job",
     "query_mine",
+    "read_cause",
     "read_job_record",
     "read_plan",
     "read_recorded_pid",
@@ -395,6 +396,38 @@ def read_rollup(path: Path) -> Rollup | None:
     return _read_json_file(path, decode_rollup)  # type: ignore[no-any-return]
 
 
+def read_cause(job_dir: Path) -> dict[str, Any] | None:
+    """The failure catalog's verdict on a failed job, from ``logs/diagnosis.json`` (the runtime
+    writes it for a failed run): ``{cause, title, fix, evidence, what, reason}``; None when the
+    job wrote no diagnosis. A record written before causes existed is matched here."""
+    import msgspec
+
+    from srt_runtime.catalog import load_catalog, match_cause
+    from srt_runtime.diagnosis import DIAGNOSIS_FILE, DiagnosisRecord
+
+    record = _read_json_file(
+        job_dir / "logs" / DIAGNOSIS_FILE,
+        lambda b: msgspec.json.decode(b, type=DiagnosisRecord),
+    )
+    if record is None:
+        return None
+    assert isinstance(record, DiagnosisRecord)
+    cause, title, fix, evidence = record.cause, record.cause_title, record.fix, record.evidence
+    if cause is None:
+        lines = [record.reason, *([record.log_line] if record.log_line else [])]
+        lines += [line.removeprefix("| ") for line in record.log_excerpt]
+        found = match_cause(load_catalog(), lines, exit_code=record.exit_code)
+        cause, title, fix, evidence = found.cause, found.title, found.fix, found.evidence
+    return {
+        "cause": cause,
+        "title": title or "",
+        "fix": fix or "",
+        "evidence": evidence or "",
+        "what": record.what,
+        "reason": record.reason,
+    }
+
+
 def _first_existing(*paths: Path) -> Path | None:
     return next((p for p in paths if p.is_file()), None)
 
@@ -451,6 +484,8 @@ def build_summary(ref: JobRef, job_dir: Path, slurm: SlurmLookup | None) -> dict
         "rollup": str(rollup_path) if rollup_path is not None else None,
         "dashboard": str(dashboard) if dashboard is not None else None,
         "errors": [m for level, m in messages if level == "ERROR"][-10:],
+        # The failure catalog's cause and fix of a failed run (logs/diagnosis.json), or None.
+        "cause": read_cause(job_dir) if exists else None,
         "slurm": row.to_json() if row is not None else None,
         "slurm_note": slurm.note if slurm is not None else None,
         "metadata": msgspec.to_builtins(record) if record is not None else None,

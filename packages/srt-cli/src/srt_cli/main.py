@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "get": ("list", "The same as list (kubectl's spelling)."),
     "list": ("list", "The jobs of the output folder: id, name, status, stage, started, exit code."),
     "logs": ("logs", "List a job's log files, or print and follow one process's log."),
+    "mcp": ("mcp", "Serve srtctl's tools to agents: a Model Context Protocol server over stdio."),
     "migrate": ("migrate", "Rewrite schema-1 (v1) recipes as schema 2, comments kept."),
     "monitor": ("monitor", "A live table of your jobs (squeue --me and local runs)."),
     "preflight": ("preflight", "Check model paths, images and binaries exist; submit nothing."),
@@ -43,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Run a local status collector that reporting.status.endpoint can point at.",
     ),
     "validate": ("validate", "Load and plan recipes; print nothing but errors."),
+    "wait": ("wait", "Block until jobs end; the exit code says completed, failed, invalid..."),
 }
 
 
@@ -108,7 +110,7 @@ Examples:
 
 \b
 Machine output: --json (one JSON document on stdout) on apply, cancel, compare, dry-run,
-list, logs, monitor, status and validate. -o/--output is where files go (the
+list, logs, monitor, status, validate and wait. -o/--output is where files go (the
 output folder; for migrate and schema a file), never an output format.
 
 \b

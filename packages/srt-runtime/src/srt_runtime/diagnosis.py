@@ -11,6 +11,9 @@ when little stood out, the latest lines, up to six in all.
 Skipped stretches are marked; terminal escapes and control characters are removed. The full log
 is named by its path.
 
+Each diagnosis also names the failure's *cause* and its fix from the failure catalog
+(:mod:`srt_runtime.catalog`, data in ``failure_catalog.yaml``), or says ``unknown cause``.
+
 The same facts are written as data to ``logs/diagnosis.json`` (:class:`DiagnosisRecord`,
 :func:`write_diagnosis_record`) before post-processing, so the failed job's final status event
 and its uploaded logs carry them (docs/telemetry-and-bench.md#status-api).
@@ -24,6 +27,7 @@ from typing import Final
 
 import msgspec
 
+from srt_runtime.catalog import CauseMatch, load_catalog, match_cause
 from srt_runtime.files import write_atomic
 
 __all__ = [
@@ -35,6 +39,7 @@ __all__ = [
     "DiagnosisRecord",
     "Failure",
     "build_diagnosis_record",
+    "find_cause",
     "read_tail",
     "render_diagnosis",
     "write_diagnosis_record",
@@ -108,6 +113,12 @@ class DiagnosisRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
     log_file: str | None = None
     #: The decisive lines of the log's tail, at most MAX_LOG_LINES plus the skip markers.
     log_excerpt: tuple[str, ...] = ()
+    #: The failure catalog's cause id (``unknown cause`` when none matched), its title, fix and
+    #: the evidence (the matched line, or ``exit code N``); absent in records written before.
+    cause: str | None = None
+    cause_title: str | None = None
+    fix: str | None = None
+    evidence: str | None = None
 
 
 def read_tail(path: Path, lines: int) -> list[str]:
@@ -209,9 +220,28 @@ def _log_block(tail: list[str], fatal_line: str | None) -> list[str]:
     return out
 
 
-def render_diagnosis(failure: Failure, tail: list[str]) -> str:
+def find_cause(failure: Failure, tail: list[str]) -> CauseMatch:
+    """The failure catalog's cause of ``failure``, from its reason, fatal line, log tail and exit
+    code (pure but for reading the packaged catalog once)."""
+    lines = [failure.reason, *([failure.log_line] if failure.log_line else []), *tail]
+    return match_cause(load_catalog(), lines, exit_code=failure.exit_code)
+
+
+def _cause_lines(cause: CauseMatch | None) -> list[str]:
+    if cause is None:
+        return []
+    if not cause.known:
+        return ["  cause:  unknown cause (no failure catalog entry matched; read the log lines)"]
+    return [
+        f"  cause:  {cause.cause}: {_clean(cause.title)}",
+        f"  fix:    {_clean(cause.fix)}",
+    ]
+
+
+def render_diagnosis(failure: Failure, tail: list[str], cause: CauseMatch | None = None) -> str:
     """The failure block printed at the end of the sweep log and of the CLI's output: at most
-    :data:`MAX_LINES` lines, whatever ``tail`` (the end of the failed process's log) holds."""
+    :data:`MAX_LINES` lines, whatever ``tail`` (the end of the failed process's log) holds; with
+    ``cause``, the catalog's cause and fix after the reason."""
     out = ["=" * 72, "RUN FAILED", f"  what:   {_clean(failure.what)}"]
     if failure.node is not None:
         out.append(f"  node:   {_clean(failure.node)}")
@@ -220,6 +250,7 @@ def render_diagnosis(failure: Failure, tail: list[str]) -> str:
     if failure.log_line is not None:
         out.append(f"  line:   {_clean(failure.log_line)}")
     out.append(f"  reason: {_clean(failure.reason)}")
+    out.extend(_cause_lines(cause))
     if failure.log_path is not None:
         out.append(f"  log:    {failure.log_path}")
     out.extend(_log_block(tail, failure.log_line))
@@ -236,9 +267,11 @@ def _relative(log_path: str | None, log_dir: Path) -> str | None:
         return None
 
 
-def build_diagnosis_record(failure: Failure, tail: list[str], log_dir: Path) -> DiagnosisRecord:
-    """The diagnosis of ``failure`` as data (pure): the cleaned header fields and the same log
-    lines :func:`render_diagnosis` shows."""
+def build_diagnosis_record(
+    failure: Failure, tail: list[str], log_dir: Path, cause: CauseMatch | None = None
+) -> DiagnosisRecord:
+    """The diagnosis of ``failure`` as data (pure): the cleaned header fields, the same log
+    lines :func:`render_diagnosis` shows, and the catalog's ``cause``."""
     excerpt = tuple(line.removeprefix("    ") for line in _log_block(tail, failure.log_line)[1:])
     return DiagnosisRecord(
         what=_clean(failure.what),
@@ -249,12 +282,18 @@ def build_diagnosis_record(failure: Failure, tail: list[str], log_dir: Path) -> 
         log_path=failure.log_path,
         log_file=_relative(failure.log_path, log_dir),
         log_excerpt=excerpt,
+        cause=cause.cause if cause is not None else None,
+        cause_title=cause.title or None if cause is not None else None,
+        fix=cause.fix or None if cause is not None else None,
+        evidence=cause.evidence or None if cause is not None else None,
     )
 
 
-def write_diagnosis_record(log_dir: Path, failure: Failure, tail: list[str]) -> Path:
+def write_diagnosis_record(
+    log_dir: Path, failure: Failure, tail: list[str], cause: CauseMatch | None = None
+) -> Path:
     """Write ``<log_dir>/diagnosis.json`` (atomically) and return its path."""
     path = log_dir / DIAGNOSIS_FILE
-    record = build_diagnosis_record(failure, tail, log_dir)
+    record = build_diagnosis_record(failure, tail, log_dir, cause)
     write_atomic(path, msgspec.json.format(msgspec.json.encode(record)) + b"\n")
     return path

@@ -25,6 +25,7 @@ from srt_runtime.clock import Clock
 from srt_runtime.diagnosis import (
     TAIL_LINES,
     Failure,
+    find_cause,
     read_tail,
     render_diagnosis,
     write_diagnosis_record,
@@ -236,9 +237,10 @@ def run_job(
     shown = sup.failure if sup.failure is not None else _exit_culprit(sup, code)
     if shown is not None:
         tail = read_tail(Path(shown.log_path), TAIL_LINES) if shown.log_path else []
-        diagnosis = render_diagnosis(shown, tail)
+        cause = find_cause(shown, tail)
+        diagnosis = render_diagnosis(shown, tail, cause)
         try:  # the same facts as data, for the final status event and the S3 upload
-            write_diagnosis_record(log_dir, shown, tail)
+            write_diagnosis_record(log_dir, shown, tail, cause)
         except OSError as exc:
             log.warning("Diagnosis not written to %s: %s", log_dir, exc)
     status: StatusValue = "completed" if code == 0 else "failed"

@@ -80,6 +80,11 @@ class DiagnosisView(msgspec.Struct, frozen=True, kw_only=True):
     log_path: str | None = None
     log_file: str | None = None
     log_excerpt: tuple[str, ...] = ()
+    #: The failure catalog's cause id ("unknown cause" when none matched), title, fix, evidence.
+    cause: str | None = None
+    cause_title: str | None = None
+    fix: str | None = None
+    evidence: str | None = None
 
 
 class StatusView(msgspec.Struct, frozen=True, kw_only=True):
@@ -190,6 +195,9 @@ def failure_html(info: RunInfo) -> str:
         )
     rows = [("what", d.what), ("node", d.node), ("exit code", d.exit_code)]
     rows += [("fatal line", d.log_line)]
+    if d.cause is not None:
+        title = f": {d.cause_title}" if d.cause_title else ""
+        rows += [("cause", f"{d.cause}{title}"), ("fix", d.fix), ("evidence", d.evidence)]
     cells = "".join(
         f'<tr><th scope="row">{k}</th><td>{escape(str(v))}</td></tr>'
         for k, v in rows

@@ -201,6 +201,14 @@ def _log_link(file: str | None, uploads: UploadedFiles | None, streamed: set[str
     return f" ({', '.join(links)})" if links else ""
 
 
+def _cause_cell(diagnosis: DiagnosisRecord) -> str | None:
+    if diagnosis.cause is None:
+        return None
+    if diagnosis.cause_title:
+        return f"<code>{_e(diagnosis.cause)}</code>: {_e(diagnosis.cause_title)}"
+    return _e(diagnosis.cause)
+
+
 def _diagnosis_section(
     diagnosis: DiagnosisRecord | None, uploads: UploadedFiles | None, streamed: set[str]
 ) -> str:
@@ -212,6 +220,10 @@ def _diagnosis_section(
         ("exit code", _e(diagnosis.exit_code) if diagnosis.exit_code is not None else None),
         ("log line", _e(diagnosis.log_line) if diagnosis.log_line is not None else None),
         ("reason", _e(diagnosis.reason)),
+        # the failure catalog's verdict (records written before it existed have none)
+        ("cause", _cause_cell(diagnosis)),
+        ("fix", _e(diagnosis.fix) if diagnosis.fix else None),
+        ("evidence", _e(diagnosis.evidence) if diagnosis.evidence else None),
         (
             "log",
             _e(diagnosis.log_path) + _log_link(diagnosis.log_file, uploads, streamed)

@@ -24,7 +24,7 @@ Examples:
 @output_option
 @json_option(
     'One JSON object: {"job_id", "kind", "job_dir", "stage", "status", "ended", "workers", '
-    '"benchmark", "results", "validity", "slurm", "supervisor", "errors", ...}.'
+    '"benchmark", "results", "validity", "slurm", "supervisor", "errors", "cause", ...}.'
 )
 @click.pass_obj
 def command(edge: Edge, *, job: str, output: str | None, as_json: bool) -> None:
@@ -139,6 +139,14 @@ def render_summary(summary: Mapping[str, Any]) -> str:
     for key in ("rollup", "dashboard"):
         if summary[key] is not None:
             lines.append(f"  {key + ':':<11} {summary[key]}")
+    cause = summary.get("cause")
+    if cause is not None:
+        if cause["cause"] == "unknown cause":
+            lines.append(f"  cause:      unknown cause ({cause['what']}: {cause['reason']})")
+        else:
+            lines.append(f"  cause:      {cause['cause']}: {cause['title']}")
+            lines.append(f"  fix:        {cause['fix']}")
+            lines.append(f"  evidence:   {cause['evidence']}")
     if summary["errors"]:
         lines.append("  errors (last lines of the sweep log):")
         lines.extend(f"    {line}" for e in summary["errors"] for line in e.splitlines())
