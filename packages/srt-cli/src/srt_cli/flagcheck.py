@@ -1,0 +1,68 @@
+"""The flag check's shell: reads the flag catalogs and runs the pure check (docs/flag-check.md).
+
+The catalogs are data files beside the argv builders (``srt_planner/flag_catalogs``,
+ARCHITECTURE.md section 2); srt-planner does no I/O, so reading them is the CLI's job. They are
+read on the first check of a command, never at ``srtctl`` start-up (this module is imported
+inside ``Session.plan_source``).
+"""
+
+from __future__ import annotations
+
+import gzip
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING
+
+import click
+
+from srt_cli.errors import InvalidRecipeError
+
+if TYPE_CHECKING:
+    from srt_cli.planning import PlannedJob
+    from srt_planner.flagcheck import FlagCatalog, FlagFinding
+    from srt_schema.cluster import ClusterConfig
+
+__all__ = ["enforce", "findings_of", "load_catalogs"]
+
+
+@cache
+def load_catalogs() -> dict[str, dict[str, FlagCatalog]]:
+    """``tool -> version -> catalog`` of every shipped catalog (read once per process)."""
+    import msgspec
+
+    from srt_planner.flagcheck import FlagCatalog
+
+    decoder = msgspec.json.Decoder(FlagCatalog)
+    out: dict[str, dict[str, FlagCatalog]] = {}
+    folder = resources.files("srt_planner") / "flag_catalogs"
+    for entry in folder.iterdir():
+        if not entry.name.endswith(".json.gz"):
+            continue
+        catalog = decoder.decode(gzip.decompress(entry.read_bytes()))
+        out.setdefault(catalog.tool, {})[catalog.version] = catalog
+    return out
+
+
+def findings_of(planned: PlannedJob, cluster: ClusterConfig) -> list[FlagFinding]:
+    from srt_planner.flagcheck import check_plan
+
+    return check_plan(planned.plan, planned.job.recipe, cluster, load_catalogs())
+
+
+def enforce(planned: PlannedJob, cluster: ClusterConfig) -> None:
+    """Warnings to stderr; any error stops the command (exit 2) with every finding listed."""
+    findings = findings_of(planned, cluster)
+    label = planned.job.label
+    errors = [f for f in findings if f.severity == "error"]
+    for finding in findings:
+        if finding.severity == "warning":
+            click.echo(f"warning: {label}: {finding.path}: {finding.message}", err=True)
+    if not errors:
+        return
+    lines = [f"{label}: {f.path}: {f.message}" for f in errors]
+    noun = "flag" if len(errors) == 1 else "flags"
+    raise InvalidRecipeError(
+        f"{label}: {len(errors)} engine/router {noun} the program will refuse "
+        "(--skip-flag-check goes on anyway)\n" + "\n".join(lines),
+        issues=tuple({"file": label, "path": f.path, "message": f.message} for f in errors),
+    )
