@@ -194,7 +194,11 @@ TOOLS: dict[str, Tool] = {
         (
             "vllm/engine/arg_utils.py",
             "vllm/entrypoints/openai/cli_args.py",
+            "vllm/entrypoints/launchers/cli_args.py",
+            "vllm/entrypoints/common/cli_args.py",
             "vllm/entrypoints/cli/serve.py",
+            "vllm/utils/argparse_utils.py",
+            "vllm/utils/__init__.py",
         ),
         follow=("vllm.config",),
         underscores=True,
@@ -204,18 +208,18 @@ TOOLS: dict[str, Tool] = {
     "dynamo-frontend": Tool(
         "ai-dynamo",
         ("dynamo/frontend/frontend_args.py", "dynamo/frontend/main.py"),
-        follow=("dynamo.common.configuration",),
+        follow=("dynamo.common.configuration", "dynamo.common.config_dump"),
     ),
     "dynamo-sglang": Tool(
         "ai-dynamo",
         ("dynamo/sglang/args.py", "dynamo/sglang/backend_args.py"),
-        follow=("dynamo.common.configuration",),
+        follow=("dynamo.common.configuration", "dynamo.common.config_dump"),
         notes="Dynamo's own arguments of python -m dynamo.sglang (SGLang's are the sglang catalog)",
     ),
     "dynamo-vllm": Tool(
         "ai-dynamo",
         ("dynamo/vllm/args.py", "dynamo/vllm/backend_args.py"),
-        follow=("dynamo.common.configuration",),
+        follow=("dynamo.common.configuration", "dynamo.common.config_dump"),
         notes="Dynamo's own arguments of python -m dynamo.vllm (vLLM's are the vllm catalog)",
     ),
     "sglang-router": Tool("sglang-router", ("sglang_router/router_args.py",)),
@@ -340,7 +344,7 @@ def flags_of_source(text: str, shared: dict[str, ast.AST] | None = None) -> dict
     for call, adder in _calls(tree):
         kw = {k.arg: k.value for k in call.keywords if k.arg}
         spellings = [s for s in (_flag_text(a) for a in call.args) if s]
-        for key in ("flag_name", "alias"):
+        for key in ("flag_name", "alias", "obsolete_flag"):  # Dynamo: obsolete = accepted alias
             if key in kw and (text_ := _flag_text(kw[key])):
                 spellings.append(text_)
         if not spellings:
@@ -532,13 +536,15 @@ def build_catalog(name: str, version: str, sources: Sources, origin: str) -> dic
             flags.setdefault(flag, entry)
     if tool.extra is not None:
         flags.update(tool.extra(sources))
-    flags = {k: v for k, v in sorted(flags.items()) if k not in {"-h", "--help"}}
+    flags = {k: v for k, v in sorted(flags.items()) if k not in {"-h", "--help", "--", "-"}}
     return {
         "tool": name,
         "version": version,
         "origin": origin,
         "files": sorted(sources),
         "underscores": tool.underscores,
+        # argparse takes an unambiguous prefix of a long flag unless the parser says otherwise
+        "abbrev": not any("allow_abbrev=False" in text for text in sources.values()),
         "flags": flags,
     }
 

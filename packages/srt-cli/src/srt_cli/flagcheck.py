@@ -22,7 +22,33 @@ if TYPE_CHECKING:
     from srt_planner.flagcheck import FlagCatalog, FlagFinding
     from srt_schema.cluster import ClusterConfig
 
-__all__ = ["enforce", "findings_of", "load_catalogs"]
+__all__ = ["enforce", "findings_of", "host_versions", "load_catalogs"]
+
+#: Program family -> the distribution that installs it on a host.
+_DISTRIBUTIONS = {
+    "dynamo": "ai-dynamo",
+    "sglang": "sglang",
+    "vllm": "vllm",
+    "sglang-router": "sglang-router",
+    "smg": "smg",
+    "vllm-router": "vllm-router",
+}
+
+
+def host_versions(cluster: ClusterConfig) -> dict[str, str]:
+    """Versions a ``container_runtime: none`` job runs: this interpreter's packages when the
+    job uses it (``runtime_python`` unset); another interpreter's are not probed (unresolved)."""
+    if cluster.container_runtime != "none" or cluster.runtime_python is not None:
+        return {}
+    from importlib import metadata
+
+    out: dict[str, str] = {}
+    for family, distribution in _DISTRIBUTIONS.items():
+        try:
+            out[family] = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
 
 
 @cache
@@ -46,7 +72,13 @@ def load_catalogs() -> dict[str, dict[str, FlagCatalog]]:
 def findings_of(planned: PlannedJob, cluster: ClusterConfig) -> list[FlagFinding]:
     from srt_planner.flagcheck import check_plan
 
-    return check_plan(planned.plan, planned.job.recipe, cluster, load_catalogs())
+    return check_plan(
+        planned.plan,
+        planned.job.recipe,
+        cluster,
+        load_catalogs(),
+        host=host_versions(cluster),
+    )
 
 
 def enforce(planned: PlannedJob, cluster: ClusterConfig) -> None:

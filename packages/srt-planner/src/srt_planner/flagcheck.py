@@ -45,6 +45,8 @@ class FlagCatalog(msgspec.Struct, frozen=True, kw_only=True):
     files: tuple[str, ...] = ()
     #: The program itself reads ``--a_b`` as ``--a-b`` (vLLM's FlexibleArgumentParser).
     underscores: bool = False
+    #: argparse's ``allow_abbrev``: an unambiguous prefix of a long flag is that flag.
+    abbrev: bool = True
     flags: dict[str, FlagEntry] = {}
 
 
@@ -57,6 +59,8 @@ class FlagFinding(msgspec.Struct, frozen=True, kw_only=True):
     kind: str
     tool: str = ""
     flag: str = ""
+    #: The program's version was resolved and its catalog shipped (else: nearest catalog).
+    resolved: bool = False
 
 
 #: Programs with catalogs, by the module / executable the argv names.
@@ -146,28 +150,43 @@ def _image_version(image: str, tool: str) -> str | None:
     return None
 
 
+def _declared(cluster: ClusterConfig, image: str) -> dict[str, str]:
+    """``container_versions`` of ``image``, keyed by the image or by an alias naming it."""
+    table = cluster.container_versions or {}
+    if image in table:
+        return table[image]
+    for alias, target in (cluster.containers or {}).items():
+        if target == image and alias in table:
+            return table[alias]
+    return {}
+
+
 def _resolve(
-    tool: str, image: str | None, recipe: Recipe, cluster: ClusterConfig
+    tool: str, image: str | None, plan: JobPlan, recipe: Recipe, context: _Context
 ) -> tuple[str | None, str]:
     """(version, where it came from) of ``tool`` in a process running ``image``."""
-    if image is not None:
-        declared = (cluster.container_versions or {}).get(image, {})
-        family = "dynamo" if tool.startswith("dynamo-") else tool
+    family = "dynamo" if tool.startswith("dynamo-") else tool
+    on_host = plan.container_runtime == "none"
+    if image is not None and not on_host:
+        declared = _declared(context.cluster, image)
         if family in declared:
-            return declared[family], f"srtslurm.yaml container_versions[{image!r}]"
+            return declared[family], "srtslurm.yaml container_versions"
         found = _image_version(image, tool)
         if found is not None:
             return found, f"image {image}"
-    if tool.startswith("dynamo-"):
+    if family == "dynamo":
         dynamo = recipe.dynamo
         source = dynamo.source
-        if dynamo.install and not dynamo.top_of_tree:
-            if source is not None and (source.pypi or source.wheel):
-                version = source.pypi or source.wheel or ""
-                if not version.endswith(".whl"):
-                    return version, "dynamo.source"
-            elif source is None and cluster.container_runtime == "pyxis":
-                return DEFAULT_DYNAMO_VERSION, "the default Dynamo release srt installs"
+        installs = dynamo.install and not dynamo.top_of_tree and plan.stand_in is None
+        pinned = source.pypi or source.wheel if source is not None else None
+        if installs and pinned and not pinned.endswith(".whl"):
+            return pinned, "dynamo.source"
+        if installs and source is None and not on_host:
+            return DEFAULT_DYNAMO_VERSION, "the Dynamo release srt installs by default"
+    if on_host and family in context.host:
+        return context.host[family], "installed on this host"
+    if on_host:
+        return None, "the host's install"
     return None, f"image {image}" if image else "no container"
 
 
@@ -209,6 +228,12 @@ def _lookup(catalogs: list[FlagCatalog], flag: str) -> FlagEntry | None:
         entry = catalog.flags.get(spelling)
         if entry is not None:
             return entry
+        if catalog.abbrev and spelling.startswith("--") and len(spelling) > 3:
+            # argparse reads an unambiguous prefix as the flag it starts
+            longer = {k for k in catalog.flags if k.startswith(spelling)}
+            canonical = {catalog.flags[k][2] or k for k in longer}
+            if len(canonical) == 1:
+                return catalog.flags[canonical.pop()]
     return None
 
 
@@ -224,13 +249,24 @@ def _bad_value(entry: FlagEntry, values: list[str]) -> tuple[str, str] | None:
     return None
 
 
+class _Context(msgspec.Struct, frozen=True, kw_only=True):
+    cluster: ClusterConfig
+    host: Mapping[str, str]
+
+
 def check_plan(
     plan: JobPlan,
     recipe: Recipe,
     cluster: ClusterConfig,
     catalogs: Mapping[str, Mapping[str, FlagCatalog]],
+    *,
+    host: Mapping[str, str] | None = None,
 ) -> list[FlagFinding]:
-    """Every finding of every process srt launches with a known program (module docstring)."""
+    """Every finding of every process srt launches with a known program (module docstring).
+
+    ``host``: versions installed where a ``container_runtime: none`` job runs its programs
+    (``dynamo``, ``sglang-router``...), read by the caller."""
+    context = _Context(cluster=cluster, host=dict(host or {}))
     findings: dict[tuple[str, str], FlagFinding] = {}
     warned: set[str] = set()
     for process in plan.processes:
@@ -245,7 +281,7 @@ def check_plan(
             available = catalogs.get(tool, {})
             if not available:
                 continue
-            version, where = _resolve(tool, image, recipe, cluster)
+            version, where = _resolve(tool, image, plan, recipe, context)
             exact = version is not None and version in available
             nearest = version if exact and version else _nearest(list(available), version)
             if not exact and tool not in warned:
@@ -302,6 +338,7 @@ def _check_flag(
                 findings[key] = FlagFinding(
                     severity="error" if exact else "warning",
                     path=path,
+                    resolved=exact,
                     kind=bad[0],
                     tool=tool,
                     flag=flag,
@@ -315,14 +352,12 @@ def _check_flag(
         for c in stack[1:]
         if _lookup([c], flag)
     ]
-    every = [name for _, _, _, stack in chosen for c in stack for name in c.flags]
-    close = difflib.get_close_matches(flag, sorted(set(every)), n=1, cutoff=0.75)
-    hint = f"; did you mean {close[0]}?" if close else ""
     exact_all = all(exact for _, _, exact, _ in chosen)
     if elsewhere:
         findings[key] = FlagFinding(
             severity="error" if exact_all else "warning",
             path=path,
+            resolved=exact_all,
             kind="other-version",
             tool=chosen[0][0],
             flag=flag,
@@ -332,9 +367,15 @@ def _check_flag(
             ),
         )
         return
+    every = {name for _, _, _, stack in chosen for c in stack[:1] for name in c.flags}
+    close = difflib.get_close_matches(flag, sorted(every), n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]}?" if close else ""
     findings[key] = FlagFinding(
-        severity="error",
+        # A version not pinned: the image may be newer than every catalog, so only a near
+        # miss of a known flag (a typo) is an error.
+        severity="error" if exact_all or close else "warning",
         path=path,
+        resolved=exact_all,
         kind="unknown-flag",
         tool=chosen[0][0],
         flag=flag,
