@@ -363,7 +363,12 @@ def _check_flag(
             flag=flag,
             message=(
                 f"{flag} is not a flag of {names}; it exists in {', '.join(elsewhere[:4])}"
-                f"{' and more' if len(elsewhere) > 4 else ''}: use a matching image or drop it"
+                f"{' and more' if len(elsewhere) > 4 else ''}: "
+                + (
+                    "srt adds this flag; use an image with it, or --skip-flag-check"
+                    if path.startswith("process ")
+                    else "use a matching image or drop it"
+                )
             ),
         )
         return
