@@ -9,8 +9,9 @@ inside ``Session.plan_source``).
 from __future__ import annotations
 
 import gzip
+from collections.abc import Iterator, Mapping
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -51,22 +52,47 @@ def host_versions(cluster: ClusterConfig) -> dict[str, str]:
     return out
 
 
+class _Catalogs(Mapping[str, Mapping[str, "FlagCatalog"]]):
+    """``tool -> version -> catalog``, each tool's files read on first use (a plan with only a
+    Dynamo frontend reads five small files, not all of them)."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._files: dict[str, list[Path]] = {}
+        for path in sorted(folder.glob("*.json.gz")):
+            tool = path.name[: -len(".json.gz")].rsplit("-", 1)[0]
+            self._files.setdefault(tool, []).append(path)
+        self._loaded: dict[str, dict[str, FlagCatalog]] = {}
+
+    def __getitem__(self, tool: str) -> Mapping[str, FlagCatalog]:
+        if tool not in self._files:
+            raise KeyError(tool)
+        if tool not in self._loaded:
+            import msgspec
+
+            from srt_planner.flagcheck import FlagCatalog
+
+            decoder = msgspec.json.Decoder(FlagCatalog)
+            table: dict[str, FlagCatalog] = {}
+            for path in self._files[tool]:
+                catalog = decoder.decode(gzip.decompress(path.read_bytes()))
+                table[catalog.version] = catalog
+            self._loaded[tool] = table
+        return self._loaded[tool]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
 @cache
-def load_catalogs() -> dict[str, dict[str, FlagCatalog]]:
-    """``tool -> version -> catalog`` of every shipped catalog (read once per process)."""
-    import msgspec
+def load_catalogs() -> Mapping[str, Mapping[str, FlagCatalog]]:
+    """Every shipped catalog (``srt_planner/flag_catalogs``), each tool read when first asked."""
+    import srt_planner
 
-    from srt_planner.flagcheck import FlagCatalog
-
-    decoder = msgspec.json.Decoder(FlagCatalog)
-    out: dict[str, dict[str, FlagCatalog]] = {}
-    folder = resources.files("srt_planner") / "flag_catalogs"
-    for entry in folder.iterdir():
-        if not entry.name.endswith(".json.gz"):
-            continue
-        catalog = decoder.decode(gzip.decompress(entry.read_bytes()))
-        out.setdefault(catalog.tool, {})[catalog.version] = catalog
-    return out
+    return _Catalogs(Path(srt_planner.__file__).parent / "flag_catalogs")
 
 
 def findings_of(planned: PlannedJob, cluster: ClusterConfig) -> list[FlagFinding]:

@@ -11,7 +11,6 @@ are errors at the recipe's ``$.path`` (or the process, for flags srt adds itself
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -372,6 +371,8 @@ def _check_flag(
             ),
         )
         return
+    import difflib  # only for a flag no catalog knows (keeps the check's import small)
+
     every = {name for _, _, _, stack in chosen for c in stack[:1] for name in c.flags}
     close = difflib.get_close_matches(flag, sorted(every), n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]}?" if close else ""
