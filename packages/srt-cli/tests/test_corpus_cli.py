@@ -53,8 +53,8 @@ def _index(layout: str) -> list[tuple[str, str]]:
     return rows
 
 
-# Migrated v1 files whose dry-run the flag check stops (exit 2, docs/flag-check.md#findings):
-# a flag srt adds itself that the pinned engine version does not have.
+# Migrated v1 files whose dry-run the flag check stops (exit 2): a flag srt adds itself that the
+# pinned engine version does not have (docs/flag-check.md#findings-over-the-public-corpus).
 FLAG_CHECK_REFUSES: dict[str, str] = {
     "NVIDIA/srt-slurm-recipes/recipes/multi-node/Kimi-K2.5/GB200/vllm/1k1k-sa/"
     "disagg-gb200-1p1d-dep4-dep16.yaml": "--device-ids is not a flag of vllm 0.21.0",

@@ -1,7 +1,8 @@
 """The flag check's shell: reads the flag catalogs and runs the pure check (docs/flag-check.md).
 
 The catalogs are data files beside the argv builders (``srt_planner/flag_catalogs``,
-ARCHITECTURE.md section 2); srt-planner does no I/O, so reading them is the CLI's job. They are
+the shared architecture, section 2); srt-planner does no I/O, so reading them is the CLI's
+job. They are
 read on the first check of a command, never at ``srtctl`` start-up (this module is imported
 inside ``Session.plan_source``).
 """

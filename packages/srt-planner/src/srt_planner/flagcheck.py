@@ -293,8 +293,8 @@ def check_plan(
                     tool=tool,
                     message=(
                         f"no flag catalog for {what}; checked against the nearest, {tool} "
-                        f"{nearest} (an unknown flag is an error only when no {tool} catalog "
-                        "knows it; set container_versions in srtslurm.yaml to pin it)"
+                        f"{nearest} (only a near miss of a known flag is an error; pin the "
+                        "version with container_versions in srtslurm.yaml)"
                     ),
                 )
             others = [available[v] for v in sorted(available, key=version_key) if v != nearest]
