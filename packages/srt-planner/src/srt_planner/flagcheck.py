@@ -387,12 +387,3 @@ def _check_flag(
         flag=flag,
         message=f"{flag} is not a flag of {names}, nor of any other catalogued version{hint}",
     )
-
-
-def describe(findings: list[FlagFinding]) -> dict[str, Any]:
-    """Counts by severity and kind, for reports."""
-    out: dict[str, Any] = {}
-    for finding in findings:
-        out.setdefault(finding.severity, {}).setdefault(finding.kind, 0)
-        out[finding.severity][finding.kind] += 1
-    return out
