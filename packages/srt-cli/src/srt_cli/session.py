@@ -104,6 +104,10 @@ class Session:
             env["SRTSLURM_CONFIG"] = str(self.cluster.path.resolve())
         if self.stand_in is not None:
             env[STAND_IN_ENV] = self.stand_in.model
+        if self.check_flags is not None:
+            from srt_planner.flagcheck import FLAG_CHECK_ENV
+
+            env[FLAG_CHECK_ENV] = "checked" if self.check_flags else "skipped"
         return env
 
 

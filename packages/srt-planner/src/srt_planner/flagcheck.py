@@ -24,12 +24,17 @@ from srt_schema.recipe import Recipe
 
 __all__ = [
     "CATALOG_TOOLS",
+    "FLAG_CHECK_ENV",
     "FlagCatalog",
     "FlagFinding",
     "check_plan",
     "program_of",
     "version_key",
 ]
+
+#: The batch script exports the CLI's ``flag_check`` (``checked``/``skipped``) in this variable,
+#: so the plan the runtime makes inside the allocation records it too.
+FLAG_CHECK_ENV = "SRTCTL_FLAG_CHECK"
 
 #: One flag: [value kind, declared choices, canonical spelling (aliases, ``--no-``), deprecated].
 FlagEntry = tuple[str, list[str] | None, str | None, bool]
