@@ -14,7 +14,8 @@ def test_help_loads_neither_pathlib_nor_the_edge() -> None:
         "    cli.main(['--help'], prog_name='srtctl')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "watched = ('pathlib', 'dataclasses', 'srt_cli.environment', 'srt_cli.commands')\n"
+        "watched = ('pathlib', 'dataclasses', 'srt_cli.environment', 'srt_cli.commands',\n"
+        "           'srt_cli.flagcheck', 'srt_planner.flagcheck', 'gzip', 'difflib')\n"
         "print(sorted(m for m in sys.modules if m in watched), file=sys.stderr)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

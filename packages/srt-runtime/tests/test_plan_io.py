@@ -89,3 +89,13 @@ def test_a_local_cluster_reaches_every_node_on_loopback(tmp_path: Path) -> None:
 
     assert (plan.launcher, plan.container_runtime) == ("local", "none")
     assert plan.health.url.startswith("http://127.0.0.1:")
+
+
+def test_the_plan_records_what_srtctl_flag_check_did(tmp_path: Path) -> None:
+    job_dir = tmp_path / "79"
+    job_dir.mkdir()
+    (job_dir / "config.yaml").write_text(RECIPE)
+    env = {"SLURM_JOB_ID": "79", "SLURM_JOB_NODELIST": "node-[01-02]"}
+    assert plan_from_job_dir(job_dir, env, cwd=tmp_path).flag_check is None
+    skipped = {**env, "SRTCTL_FLAG_CHECK": "skipped"}  # exported by the batch script
+    assert plan_from_job_dir(job_dir, skipped, cwd=tmp_path).flag_check == "skipped"

@@ -363,6 +363,7 @@ def test_a_bad_cluster_file_is_an_error_never_ignored() -> None:
                 "output_dir",
                 "model_paths",
                 "containers",
+                "container_versions",
                 "cloud",
                 "default_mounts",
                 "default_bash_preamble",

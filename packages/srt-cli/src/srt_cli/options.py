@@ -18,6 +18,7 @@ __all__ = [
     "output_option",
     "parse_overrides",
     "set_options",
+    "skip_flag_check_option",
     "stand_in_option",
 ]
 
@@ -95,3 +96,15 @@ def parse_overrides(sets: tuple[str, ...], unsets: tuple[str, ...]) -> tuple[Pat
 
     with translated():
         return (*(parse_set(s) for s in sets), *(parse_unset(u) for u in unsets))
+
+
+def skip_flag_check_option(func: F) -> F:
+    """``--skip-flag-check``: plan without checking engine/router flags (docs/flag-check.md)."""
+    return click.option(
+        "--skip-flag-check",
+        is_flag=True,
+        help=(
+            "Do not check engine and router flags against the catalog of the version that runs "
+            "them (for a flag srt's catalogs do not know yet); the plan records the skip."
+        ),
+    )(func)

@@ -29,6 +29,9 @@ class Session:
     overrides: tuple[PathOverride, ...]
     #: ``--stand-in-engines``: the GPU engines are replaced by stand-ins (srt_planner.stand_in).
     stand_in: StandIn | None = None
+    #: Check engine/router flags against their catalogs (validate, dry-run, apply); False with
+    #: ``--skip-flag-check`` (the plan then says ``flag_check: skipped``); None: not checked.
+    check_flags: bool | None = None
 
     def plan_source(
         self,
@@ -50,7 +53,7 @@ class Session:
             force_sweep=force_sweep,
             tokenizer=self.stand_in.model if self.stand_in is not None else None,
         )
-        return [
+        planned = [
             plan_one(
                 job,
                 self.effective,
@@ -67,6 +70,22 @@ class Session:
             )
             for job in jobs
         ]
+        if self.check_flags is None:
+            return planned
+        import dataclasses
+
+        import msgspec
+
+        from srt_cli.flagcheck import enforce
+
+        out = []
+        for one in planned:
+            if self.check_flags:
+                enforce(one, self.effective)
+            status = "checked" if self.check_flags else "skipped"
+            plan = msgspec.structs.replace(one.plan, flag_check=status)
+            out.append(dataclasses.replace(one, plan=plan))
+        return out
 
     def eval_request(self) -> EvalRequest:
         """RUN_EVAL / EVAL_ONLY of this shell: the batch job inherits them (sbatch exports the
@@ -85,6 +104,10 @@ class Session:
             env["SRTSLURM_CONFIG"] = str(self.cluster.path.resolve())
         if self.stand_in is not None:
             env[STAND_IN_ENV] = self.stand_in.model
+        if self.check_flags is not None:
+            from srt_planner.flagcheck import FLAG_CHECK_ENV
+
+            env[FLAG_CHECK_ENV] = "checked" if self.check_flags else "skipped"
         return env
 
 
@@ -95,6 +118,7 @@ def open_session(
     sets: tuple[str, ...],
     unsets: tuple[str, ...],
     stand_in: bool = False,
+    check_flags: bool | None = None,
 ) -> Session:
     from srt_cli.paths import output_base, runtime_python
 
@@ -121,4 +145,5 @@ def open_session(
         python=runtime_python(cluster.config),
         overrides=overrides,
         stand_in=standing_in,
+        check_flags=check_flags,
     )

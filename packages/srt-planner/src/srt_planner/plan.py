@@ -379,3 +379,7 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     time_limit_seconds: int | None = None
     #: The limit as the recipe wrote it, for the log and the stop message.
     time_limit: str | None = None
+    #: ``srtctl validate``/``dry-run``/``apply`` checked every engine and router flag against the
+    #: catalog of the version that runs it (``checked``), or the user passed
+    #: ``--skip-flag-check`` (``skipped``); unset when planned without the CLI (docs/flag-check.md).
+    flag_check: Literal["checked", "skipped"] | None = None

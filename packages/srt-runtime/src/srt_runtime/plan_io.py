@@ -10,6 +10,7 @@ import msgspec
 
 from srt_planner import PlannerError, expand_hostlist, plan_job
 from srt_planner.datasets import build_dataset_settings
+from srt_planner.flagcheck import FLAG_CHECK_ENV
 from srt_planner.plan import JobPlan, StandIn
 from srt_planner.post_eval import build_eval_request
 from srt_planner.stand_in import STAND_IN_ENV
@@ -97,6 +98,10 @@ def plan_from_job_dir(
             stand_in=StandIn(model=environ[STAND_IN_ENV]) if environ.get(STAND_IN_ENV) else None,
             datasets=build_dataset_settings(environ),
         )
+        # what srtctl's flag check did before submitting (docs/flag-check.md)
+        check = environ.get(FLAG_CHECK_ENV)
+        if check in {"checked", "skipped"}:
+            planned = msgspec.structs.replace(planned, flag_check=check)
     except (SchemaError, PlannerError) as exc:
         raise PlanLoadError(f"cannot plan job {facts.job_id} from {config}: {exc}") from exc
     # config.yaml holds secrets redacted; sbatch passed them on in the environment

@@ -87,6 +87,11 @@ class ClusterConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True)
     #: Alias -> image map, resolved for every container key in a recipe (`model.container`,
     #: `roles.<role>.container`, ...).
     containers: dict[str, str] | None = None
+    #: Container alias or image -> {program: version} of what it ships (`sglang`, `vllm`, `dynamo`,
+    #: `sglang-router`, `smg`, `vllm-router`), for images whose tag does not say (a `.sqsh`,
+    #: `:dev`); `srtctl validate` checks engine and router flags against that version's catalog
+    #: (docs/flag-check.md). srt extension.
+    container_versions: dict[str, dict[str, str]] | None = None
     #: Free-form cloud settings. Accepted for compatibility; srtctl does not read it.
     cloud: dict[str, str] | None = None
     #: Cluster-level container mounts (host_path -> container_path) Applied to all jobs on this

@@ -19,6 +19,7 @@ from srt_cli.options import (
     json_option,
     output_option,
     set_options,
+    skip_flag_check_option,
     stand_in_option,
 )
 from srt_cli.runner import for_each_source
@@ -73,6 +74,7 @@ def _tags(raw: str | None) -> list[str]:
     metavar="[SWEEP_DIR]",
     help=RESUME_HELP,
 )
+@skip_flag_check_option
 @json_option("One JSON line per submission on stdout; everything else goes to stderr.")
 @click.pass_obj
 def command(
@@ -92,6 +94,7 @@ def command(
     stand_in: bool,
     resume: str | None,
     as_json: bool,
+    skip_flag_check: bool,
 ) -> None:
     """Validate, plan, preflight and submit one Slurm job per sweep point or override variant,
     writing <output>/<job_id>/ (config.yaml, sbatch_script.sh, <job_id>.json, recipe.lock.yaml).
@@ -142,7 +145,14 @@ def command(
         raise CliUsageError(
             "missing -f/--file: name a recipe (or --resume SWEEP_DIR to resume a sweep)"
         )
-    session = open_session(edge, output=output, sets=sets, unsets=unsets, stand_in=stand_in)
+    session = open_session(
+        edge,
+        output=output,
+        sets=sets,
+        unsets=unsets,
+        stand_in=stand_in,
+        check_flags=not skip_flag_check,
+    )
     if recorded is not None:
         from srt_cli.resume_io import source_from
 

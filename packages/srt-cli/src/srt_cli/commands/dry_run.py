@@ -13,6 +13,7 @@ from srt_cli.options import (
     json_option,
     output_option,
     set_options,
+    skip_flag_check_option,
     stand_in_option,
 )
 from srt_cli.runner import for_each_source
@@ -37,6 +38,7 @@ Examples:
     "--serve-only", is_flag=True, help="Plan without the benchmark (serve until stopped)."
 )
 @stand_in_option
+@skip_flag_check_option
 @json_option("Print each job's JobPlan as one JSON line instead of the text report.")
 @click.pass_obj
 def command(
@@ -51,6 +53,7 @@ def command(
     serve_only: bool,
     stand_in: bool,
     as_json: bool,
+    skip_flag_check: bool,
 ) -> None:
     """Show what apply would submit: the sbatch script, then the JobPlan on a simulated node
     list sized to the request (node-01 ...): processes, GPUs and ports per node, services with
@@ -61,7 +64,14 @@ def command(
     from srt_cli.preflight import unknown_aliases
     from srt_cli.session import open_session
 
-    session = open_session(edge, output=output, sets=sets, unsets=unsets, stand_in=stand_in)
+    session = open_session(
+        edge,
+        output=output,
+        sets=sets,
+        unsets=unsets,
+        stand_in=stand_in,
+        check_flags=not skip_flag_check,
+    )
     sources = read_sources(files, sys.stdin)
     cluster = session.cluster
 

@@ -10,7 +10,7 @@ import click
 from srt_cli.environment import Edge
 from srt_cli.errors import CliError
 from srt_cli.inputs import Source, read_sources
-from srt_cli.options import file_option, json_option, set_options
+from srt_cli.options import file_option, json_option, set_options, skip_flag_check_option
 from srt_cli.runner import for_each_source
 
 EPILOG = """\b
@@ -25,6 +25,7 @@ Examples:
 @file_option()
 @set_options
 @click.option("--sweep", is_flag=True, help="Treat the file as a sweep even without `sweep:`.")
+@skip_flag_check_option
 @json_option('One line per file: {"file", "ok", "jobs", "errors": [{"file", "path", "message"}]}.')
 @click.pass_obj
 def command(
@@ -35,6 +36,7 @@ def command(
     unsets: tuple[str, ...],
     sweep: bool,
     as_json: bool,
+    skip_flag_check: bool,
 ) -> None:
     """Load every recipe (all variants and sweep points) and plan it on simulated nodes.
 
@@ -43,7 +45,9 @@ def command(
     """
     from srt_cli.session import open_session
 
-    session = open_session(edge, output=None, sets=sets, unsets=unsets)
+    session = open_session(
+        edge, output=None, sets=sets, unsets=unsets, check_flags=not skip_flag_check
+    )
     sources = read_sources(files, sys.stdin)
 
     def step(source: Source) -> None:
