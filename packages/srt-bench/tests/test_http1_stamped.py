@@ -115,7 +115,7 @@ def test_a_token_that_arrives_during_a_stall_keeps_its_arrival_time() -> None:
     assert kernel.chunk_times[-1] < k_stall.ended  # order: arrived while the loop was blocked
     # a loop-read stamp is the read, after the stall ended (the loop may read both tokens at
     # once: then they are one chunk of two tokens, not a gap of 0 ms)
-    assert loop.chunk_times[-1] >= l_stall.ended
+    assert loop.chunk_times[-1] >= l_stall.ended  # order: the stall ended, then the loop read
 
 
 def test_kernel_delay_reads_the_timestamp_message() -> None:
