@@ -149,3 +149,18 @@ def test_a_set_value_longer_than_a_document_is_refused() -> None:
     """(argv holds at most 128 KiB per argument on Linux, so this is the library's bound.)"""
     with pytest.raises(OverrideSyntaxError, match="longer than a whole recipe may be"):
         parse_set("name=" + "x" * (4 * 1024 * 1024 + 1))
+
+
+def test_a_status_url_with_credentials_is_refused_with_what_to_do(make_recipe: Any) -> None:
+    """Issue 32 item 2: the runtime would send the redacted password; the message does not echo
+    the password either."""
+    for key, value, path in (
+        ("endpoint", "http://user:canary-pw@127.0.0.1:9/", "$.reporting.status.endpoint"),
+        ("endpoints", ["http://ok:9/", "http://user@h:9/"], "$.reporting.status.endpoints[1]"),
+    ):
+        doc = make_recipe(reporting={"status": {key: value}})
+        ((where, message),) = _issues(doc)
+        assert where == path
+        assert message.startswith("'http://<credentials>@")
+        assert "holds credentials" in message and "SRTCTL_STATUS_TOKEN" in message
+        assert "canary-pw" not in message

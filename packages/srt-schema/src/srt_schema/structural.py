@@ -130,8 +130,9 @@ class _Checker:
                     path, f"a list of {len(value)} entries is too long; write at most {limit}"
                 )
             elif "items" in node:
+                # an entry of a list field takes the field's text format (endpoints)
                 for i, item in enumerate(value):
-                    yield from self.check(node["items"], item, join_path(path, i))
+                    yield from self.check(node["items"], item, join_path(path, i), field)
             else:
                 yield from self._free(value, path)
 

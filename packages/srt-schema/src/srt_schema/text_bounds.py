@@ -46,6 +46,8 @@ class TextFormat:
     pattern: re.Pattern[str] | None
     #: what is accepted, as the message says it
     describe: str
+    #: a URL that must not carry a user name or password, and what to do instead
+    no_credentials: str | None = None
 
 
 _PATH_FORMAT = TextFormat(
@@ -87,6 +89,23 @@ TEXT_FORMATS: dict[tuple[str, str], TextFormat] = {
     ("$root", "default_time_limit"): TextFormat(64, None, "a Slurm time limit"),
 }
 
+_STATUS_URL = TextFormat(
+    4096,
+    _WORD,
+    "a URL of at most 4096 characters, without blanks",
+    no_credentials=(
+        "the status reporter sends no URL credentials (the password would be written with the "
+        "URL): remove user:password@ from the URL and give the collector's bearer token in "
+        "the environment variable reporting.status.token_env names (SRTCTL_STATUS_TOKEN unless "
+        "set), as `srtctl status-server` expects"
+    ),
+)
+TEXT_FORMATS[("ReportingStatusConfig", "endpoint")] = _STATUS_URL
+TEXT_FORMATS[("ReportingStatusConfig", "endpoints")] = _STATUS_URL  # each entry
+
+#: ``scheme://user[:password]@`` at the start of a URL.
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@]*@")
+
 #: (schema definition, key) -> the most entries its list may hold (else MAX_ITEMS).
 LIST_LIMITS: dict[tuple[str, str], int] = {
     ("BenchmarkConfig", "concurrencies"): MAX_CONCURRENCY_LEVELS,
@@ -106,6 +125,9 @@ def text_issue(where: tuple[str, str], value: str) -> str | None:
         return f"a text of {len(value)} characters is too long; write {wanted}"
     if fmt is not None and fmt.pattern is not None and not fmt.pattern.fullmatch(value):
         return f"{_clip(value)} is not allowed here; write {fmt.describe}"
+    if fmt is not None and fmt.no_credentials is not None and _USERINFO.match(value):
+        shown = _USERINFO.sub(lambda m: m.group(0).split("://")[0] + "://<credentials>@", value)
+        return f"{_clip(shown)} holds credentials; {fmt.no_credentials}"
     return None
 
 
