@@ -379,3 +379,7 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     time_limit_seconds: int | None = None
     #: The limit as the recipe wrote it, for the log and the stop message.
     time_limit: str | None = None
+    #: The job's scratch folder, relative to the log dir (services' stores, the tachometer's
+    #: buffer): the runtime creates it private (0700) before anything starts, refusing a path
+    #: that is not a folder of its own, and removes it after the cleanup.
+    scratch: str | None = None
