@@ -215,6 +215,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self._expired:
             self.close_connection = True
 
+    def _timed_out(self) -> bool:
+        """Whether the deadline timer fired (set from its thread)."""
+        return self._expired
+
     def _expire(self) -> None:
         self._expired = True
         with contextlib.suppress(OSError):
@@ -237,14 +241,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.log(f"{self.client_address[0]} {format % args}")
 
     def parse_request(self) -> bool:
-        if self._expired:  # the request line stopped at the deadline
+        if self._timed_out():  # the request line stopped at the deadline
             self.command, self.request_version = "GET", "HTTP/1.1"
             self.requestline = ""
             self._request_timeout()
             return False
         if not super().parse_request():
             return False
-        if self._expired:  # the headers stopped at the deadline
+        if self._timed_out():  # the headers stopped at the deadline
             self._request_timeout()
             return False
         if self.request_version == "HTTP/0.9":
