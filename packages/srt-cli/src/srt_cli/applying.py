@@ -386,7 +386,7 @@ class Applier:
             environ={**session.edge.environ, **planned.secret_env},
             # the job may start before the job folder below exists (see runtime_command)
             output=staged_output(str(staging)),
-            # a credential in a directive or the preamble: the file holds it redacted
+            # a credential in an sbatch directive: the file holds it redacted
             text=planned.submit_script,
         )
         job_dir = _job_folder(base, job_id)

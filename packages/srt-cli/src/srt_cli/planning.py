@@ -45,7 +45,7 @@ class PlannedJob:
     #: never through a file; the runtime puts them back into the plan.
     secret_env: dict[str, str] = field(default_factory=dict)
     #: The batch script sbatch is given, on its stdin (never a file), when it differs from
-    #: ``script``: a directive or the preamble holds a credential; else None.
+    #: ``script``: an sbatch directive holds a credential; else None.
     submit_script: str | None = None
 
 
@@ -175,7 +175,7 @@ def plan_one(
     # variable: the job gets each value in that variable (field over the shell, as written).
     secret_env.update(secret_field_environment(msgspec.to_builtins(plan)))
     written = msgspec.convert(redact_document(msgspec.to_builtins(plan)), JobPlan)
-    # the script: a directive or the preamble may hold a credential (srtslurm.yaml or recipe)
+    # the script: an sbatch directive may hold a credential (srtslurm.yaml or recipe)
     shown = redact_text(script, frozenset(secret_env.values()))
     return PlannedJob(
         job=job,

@@ -103,7 +103,7 @@ def command(
     click.echo(f"rendered {job.job.name} ({job.request.nodes} node(s)) into {folder}", err=True)
     if job.submit_script is not None:
         click.echo(
-            "warning: a directive or the preamble holds a credential; sbatch_script.sh has it "
+            "warning: an sbatch directive holds a credential; sbatch_script.sh has it "
             "as <redacted> (no file srt writes holds a secret): submit with `srtctl apply`, "
             "which hands sbatch the script on its stdin, or take the credential from the "
             "environment in the script",
