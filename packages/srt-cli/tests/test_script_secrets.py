@@ -100,18 +100,29 @@ def test_every_printed_line_goes_through_the_redactor(tmp_path: Path) -> None:
     srtctl = shutil.which("srtctl", path=str(Path(sys.executable).parent)) or "srtctl"
     doc = yaml.safe_load((FAKES.parent / "data" / "mocker-agg.yaml").read_text())
     doc["environment"] = {"PLAIN_NAME": "canary-env-value-77aa"}
-    doc["model"]["container"] = f"http://u:{RECIPE_PW}@registry.example/img"
     (tmp_path / "r.yaml").write_text(yaml.safe_dump(doc))
-    done = subprocess.run(
-        [srtctl, "dry-run", "-f", "r.yaml"],
-        cwd=tmp_path,
-        env={**os.environ, "HF_TOKEN": "canary-env-value-77aa"},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,  # hang guard
-    )
+    doc["model"]["container"] = f"http://u:{RECIPE_PW}@registry.example/img"
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(doc))
+
+    def dry_run(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [srtctl, "dry-run", "-f", name],
+            cwd=tmp_path,
+            env={**os.environ, "HF_TOKEN": "canary-env-value-77aa"},
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,  # hang guard
+        )
+
+    done = dry_run("r.yaml")
     assert done.returncode == 0, done.stderr
     assert "PLAIN_NAME" in done.stdout and "<redacted>" in done.stdout
     assert "canary-env-value-77aa" not in done.stdout + done.stderr
-    assert RECIPE_PW not in done.stdout + done.stderr
+    # a credential in free text is refused (the job would get <redacted>), and not echoed
+    refused = dry_run("bad.yaml")
+    assert refused.returncode == 2
+    assert "$.model.container: 'http://u:<redacted>@registry.example/img' holds a credential" in (
+        refused.stderr
+    )
+    assert RECIPE_PW not in refused.stdout + refused.stderr

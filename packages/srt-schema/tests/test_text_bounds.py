@@ -164,3 +164,35 @@ def test_a_status_url_with_credentials_is_refused_with_what_to_do(make_recipe: A
         assert message.startswith("'http://<credentials>@")
         assert "holds credentials" in message and "SRTCTL_STATUS_TOKEN" in message
         assert "canary-pw" not in message
+
+
+def test_a_credential_in_free_text_is_refused_and_shown_redacted(make_recipe: Any) -> None:
+    """(Issue 32 item 1: every file srt writes holds it redacted, so the job would get
+    ``<redacted>``.) Environment mappings carry secrets properly and are not checked."""
+    doc = make_recipe(
+        setup_script="export HF_TOKEN=hf_canary123 && run",
+        environment={"HF_TOKEN": "hf_canary123", "URL": "http://u:pw123456@h/"},
+    )
+    doc["host_setup"] = {"commands": ["run --port=1", "login --api-key=sk-canary-1"]}
+    issues = _issues(doc)
+    assert [path for path, _ in issues] == ["$.setup_script", "$.host_setup.commands[1]"]
+    assert issues[0][1].startswith(
+        "'export HF_TOKEN=<redacted> && run' holds a credential (shown <redacted>)"
+    )
+    assert "write $NAME here instead" in issues[0][1]
+    assert all("canary" not in message for _, message in issues)
+
+
+def test_a_credential_in_srtslurm_text_is_refused() -> None:
+    from srt_schema.clusterconfig import parse_cluster_config
+    from srt_schema.errors import ClusterConfigError
+
+    with pytest.raises(ClusterConfigError) as err:
+        parse_cluster_config(
+            "default_bash_preamble: export HF_TOKEN=hf_canary123\n"
+            "default_sbatch_directives: {comment: 'http://u:pw123456@h/'}\n",
+            file="srtslurm.yaml",
+        )
+    assert [i.path for i in err.value.issues] == ["$.default_bash_preamble"]
+    # a reference to a variable is what to write instead
+    assert parse_cluster_config("default_bash_preamble: export HF_TOKEN=$HF_TOKEN\n", file="s")
