@@ -196,3 +196,18 @@ def test_a_credential_in_srtslurm_text_is_refused() -> None:
     assert [i.path for i in err.value.issues] == ["$.default_bash_preamble"]
     # a reference to a variable is what to write instead
     assert parse_cluster_config("default_bash_preamble: export HF_TOKEN=$HF_TOKEN\n", file="s")
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "wanted"),
+    [
+        ("output", "log_dir", "logs/\n#x", "a path of at most 4096 characters"),
+        ("frontend", "nginx_container", "nginx 1.27", "an image reference"),
+    ],
+)
+def test_other_paths_and_images_have_their_format(
+    make_recipe: Any, section: str, key: str, value: str, wanted: str
+) -> None:
+    ((path, message),) = _issues(_with(make_recipe, section, key, value))
+    assert path == f"$.{section}.{key}"
+    assert f"is not allowed here; write {wanted}" in message

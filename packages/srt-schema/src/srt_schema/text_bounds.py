@@ -89,6 +89,41 @@ TEXT_FORMATS: dict[tuple[str, str], TextFormat] = {
     ("$root", "default_time_limit"): TextFormat(64, None, "a Slurm time limit"),
 }
 
+_IMAGE_FORMAT = TextFormat(
+    1024,
+    _WORD,
+    "an image reference (registry/name:tag), a .sqsh path or a containers alias of at most "
+    "1024 characters, without blanks",
+)
+for _where in (
+    ("BenchmarkConfig", "dataset_path"),
+    ("BenchmarkConfig", "agentperf_client_dir"),
+    ("BenchmarkConfig", "trace_file"),
+    ("NsysObservabilityConfig", "nvtx_injection_path"),
+    ("OutputConfig", "log_dir"),
+    ("ProfilingConfig", "nsys_library_paths"),  # each entry
+    ("Recipe", "extra_mount"),  # each entry
+    ("RecipeBase", "extra_mount"),
+    ("SourceConfig", "path"),
+    ("TachometerConfig", "binary_path"),
+    ("TraceReplayWorkload", "path"),
+    ("VLLMFailoverConfig", "shared_dir"),
+    ("CpuPowerConfig", "storage_subdir"),
+    ("TachometerConfig", "storage_subdir"),
+    ("TelemetryConfig", "storage_subdir"),
+):
+    TEXT_FORMATS.setdefault(_where, _PATH_FORMAT)
+for _where in (
+    ("BenchmarkConfig", "container_image"),
+    ("FrontendConfig", "nginx_container"),
+    ("FrontendConfig", "container_image"),
+    ("IdentityContainerConfig", "image"),
+    # roles.*.container: its own rule (roles_rules: a blank one is named as such)
+    ("ServiceConfig", "container"),
+    ("TelemetryExporterConfig", "container_image"),
+):
+    TEXT_FORMATS.setdefault(_where, _IMAGE_FORMAT)
+
 _STATUS_URL = TextFormat(
     4096,
     _WORD,
