@@ -198,6 +198,8 @@ class _Handler(BaseHTTPRequestHandler):
     _body_read = False
     #: Set by the deadline timer: the request did not arrive whole in time.
     _expired = False
+    #: The current request's deadline timer (cancelled once the request has arrived whole).
+    _deadline: threading.Timer | None = None
 
     def handle_one_request(self) -> None:
         """One request under its deadline: when it passes, reading is shut down, so a read that
@@ -205,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._expired = False
         timer = threading.Timer(self.server.settings.request_timeout, self._expire)
         timer.daemon = True
-        self._timer = timer
+        self._deadline = timer
         timer.start()
         try:
             self.raw_requestline = b""
@@ -397,6 +399,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = _byte_count(self.headers.get_all("Content-Length") or [])
         if length is None:
             self._body_read = True
+            if self._deadline is not None:
+                self._deadline.cancel()  # no body: the request has arrived whole
             return b""
         if length > MAX_BODY:
             raise ApiError(
@@ -406,6 +410,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
         body = self.rfile.read(length)
         self._body_read = True
+        if self._deadline is not None and len(body) == length:
+            self._deadline.cancel()  # arrived whole: routing and the answer may take longer
         if len(body) != length:
             self.close_connection = True
             if self._expired:
