@@ -13,7 +13,12 @@ seconds kills the worker and counts as a hang. The script prints the counts and 
 examples of every failure class:
 
     uv run python benchmarks/fuzz_recipes.py [--cases 20000] [--seed 1] [--hang 5] [--mem-mib 2048]
-        [--max-seconds S]
+        [--max-seconds S] [--seeds 1-5]
+
+``--seeds A-B`` runs ``--cases`` cases for each seed from A to B and prints each seed's counts
+and their sum. "Absurd accepted" covers the node count and, for a recipe that loads, every text
+over its bound and the fields with a format (``model.path``, ``model.container``,
+``model.precision``, ``resources.gpu_type``, ``slurm.time_limit``, ``benchmark.concurrencies``).
 """
 
 from __future__ import annotations
@@ -93,6 +98,34 @@ HOSTILE_VALUES: tuple[str, ...] = (
     "'\\u0000'",
     "'é中文🙂'",
 )
+#: Fields with a length and format of their own (issue 32 item 4), and values for them that a
+#: recipe must never get through with: each is an "absurd accepted" finding when it loads.
+TARGETED_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("model", "path"),
+    ("model", "container"),
+    ("model", "precision"),
+    ("resources", "gpu_type"),
+    ("slurm", "time_limit"),
+    ("benchmark", "concurrencies"),
+    ("name",),
+)
+TARGETED_VALUES: tuple[str, ...] = (
+    "'" + " " * 100_000 + "'",
+    "'" + "x" * 100_000 + "'",
+    "'🙂🙂🙂'",
+    "'banana'",
+    "'a\tb'",
+    "'/models/x\n#SBATCH --x'",
+    "[" + ", ".join(["1"] * 20_000) + "]",
+    "'" + "1x" * 5_000 + "1'",
+)
+#: What the absurd-accepted check allows (the documented bounds, docs/recipes.md#bounded-input).
+MAX_TEXT = 16_384
+MAX_PATH = 4096
+MAX_IMAGE = 1024
+MAX_SHORT_NAME = 64
+MAX_LEVELS = 256
+
 #: Keys added next to existing ones.
 HOSTILE_KEYS: tuple[str, ...] = ("schmea", "Schema", "1", "'../x'", "nodes", "wokers", "?")
 
@@ -224,6 +257,17 @@ def mutate(rng: random.Random, label: str, text: str, index: int) -> Case:
         cut = rng.randrange(max(1, len(text)))
         return Case(index, label, f"truncated at {cut}", text[:cut])
     doc = copy.deepcopy(doc)
+    if kind < 0.12:
+        path = rng.choice(TARGETED_FIELDS)
+        fragment = rng.choice(TARGETED_VALUES)
+        parent = doc
+        for key in path[:-1]:
+            if not isinstance(parent.get(key), dict):
+                parent[key] = {}
+            parent = parent[key]
+        parent[path[-1]] = _MARK
+        mutated = _dump(doc).replace(f"'{_MARK}'", fragment).replace(_MARK, fragment)
+        return Case(index, label, f"{_dotted(path)} = {fragment[:40]}", mutated)
     if kind < 0.62:
         leaves = list(_leaves(doc))
         path = rng.choice(leaves)
@@ -299,6 +343,9 @@ def run_case(case: Case) -> Result:
             request = plan_allocation(job.recipe, cluster, runner_name=None)
             if request.nodes > MAX_PLANNED_NODES:
                 return done("accepted-absurd-size", f"{request.nodes} nodes accepted")
+            absurd = absurd_field(job.recipe)
+            if absurd is not None:
+                return done("accepted-absurd-size", absurd)
             nodes = [f"node-{i:04d}" for i in range(1, request.nodes + 1)]
             plan_job(job.recipe, cluster, nodes, "1234")
     except RecipeError as exc:
@@ -329,6 +376,53 @@ def run_case(case: Case) -> Result:
         where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
         return done("traceback", f"{type(exc).__name__}: {str(exc)[:300]} at {where}")
     return done("loaded")
+
+
+def _texts(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(node, str):
+        yield path, node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _texts(value, f"{path}.{key}")
+    elif isinstance(node, list | tuple):
+        for i, value in enumerate(node):
+            yield from _texts(value, f"{path}[{i}]")
+
+
+def absurd_field(recipe: Any) -> str | None:
+    """What a loaded recipe should not have got through with, else None: a text over its bound,
+    a path, image or short name in the wrong form, a time limit Slurm refuses, too many levels."""
+    import re
+
+    import msgspec
+
+    from srt_schema.time_limit import time_limit_seconds
+
+    for where, text in _texts(msgspec.to_builtins(recipe), "$"):
+        if len(text) > MAX_TEXT:
+            return f"{where}: a text of {len(text)} characters accepted"
+    model, res = recipe.model, recipe.resources
+    if len(model.path) > MAX_PATH or model.path != model.path.strip():
+        return f"$.model.path of {len(model.path)} characters (edge blanks?) accepted"
+    if any(ord(c) < 32 for c in model.path):
+        return "$.model.path with a control character accepted"
+    if len(model.container) > MAX_IMAGE or re.search(r"\s", model.container):
+        return f"$.model.container {model.container[:40]!r} accepted"
+    short = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+    if model.precision and not short.fullmatch(model.precision):
+        return f"$.model.precision {model.precision[:40]!r} accepted"
+    if res.gpu_type is not None and not short.fullmatch(res.gpu_type):
+        return f"$.resources.gpu_type {res.gpu_type[:40]!r} accepted"
+    if recipe.slurm.time_limit is not None:
+        try:
+            time_limit_seconds(recipe.slurm.time_limit)
+        except ValueError:
+            return f"$.slurm.time_limit {recipe.slurm.time_limit[:40]!r} accepted"
+    levels = recipe.benchmark.concurrencies
+    count = len(levels.split("x")) if isinstance(levels, str) else len(levels or ())
+    if count > MAX_LEVELS:
+        return f"$.benchmark.concurrencies with {count} levels accepted"
+    return None
 
 
 def _worker(conn: Connection, mem_mib: int) -> None:
@@ -411,13 +505,31 @@ def main() -> int:
     parser.add_argument("--hang", type=float, default=5.0, help="seconds before a case is a hang")
     parser.add_argument("--mem-mib", type=int, default=2048, help="memory limit of the worker")
     parser.add_argument("--max-seconds", type=float, default=None, help="stop after this long")
+    parser.add_argument("--seeds", default=None, help="a range of seeds, A-B (overrides --seed)")
     args = parser.parse_args()
-    started = time.perf_counter()
-    report = fuzz(
-        args.cases, args.seed, hang=args.hang, mem_mib=args.mem_mib, max_seconds=args.max_seconds
-    )
-    elapsed = time.perf_counter() - started
-    print(f"cases: {sum(report.counts.values())} (seed {args.seed}) in {elapsed:.1f} s")
+    if args.seeds:
+        first, _, last = args.seeds.partition("-")
+        seeds = list(range(int(first), int(last or first) + 1))
+    else:
+        seeds = [args.seed]
+    total = Report()
+    for seed in seeds:
+        started = time.perf_counter()
+        report = fuzz(
+            args.cases, seed, hang=args.hang, mem_mib=args.mem_mib, max_seconds=args.max_seconds
+        )
+        _print(report, f"seed {seed}", time.perf_counter() - started)
+        total.counts.update(report.counts)
+        total.slowest = max(total.slowest, report.slowest)
+    if len(seeds) > 1:
+        print(f"all seeds {seeds[0]}-{seeds[-1]}:")
+        for outcome in ("loaded", "refused", *FINDINGS):
+            print(f"  {outcome}: {total.counts[outcome]}")
+    return 0
+
+
+def _print(report: Report, label: str, elapsed: float) -> None:
+    print(f"cases: {sum(report.counts.values())} ({label}) in {elapsed:.1f} s")
     for outcome in ("loaded", "refused"):
         print(f"  {outcome}: {report.counts[outcome]}")
     for finding in FINDINGS:
@@ -425,7 +537,6 @@ def main() -> int:
         for example in report.examples.get(finding, []):
             print(f"      {example}")
     print(f"slowest case: {report.slowest:.2f} s")
-    return 0
 
 
 if __name__ == "__main__":

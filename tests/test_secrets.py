@@ -7,9 +7,11 @@ srt_schema.secrets) and as the password of a URL (`DYN_DISCOVERY_URL`, in the re
 `environment` and in the shell). The run reports to a real `srtctl status-server` collector
 (bearer token, every event, log streaming) and uploads its logs to a real S3-compatible server
 (moto), both named only in `srtslurm.yaml`; a RUN_EVAL post_eval step needs a passthrough
-secret. Afterwards every byte the product wrote or sent is searched: the job folder (config,
-plan, lockfile, fingerprints, logs, status), what both commands printed, the collector's
-database and uploaded logs, and every object in the bucket.
+secret; URL passwords sit in sbatch directives of `srtslurm.yaml` and of the recipe (issue 32).
+Afterwards every byte the product wrote or sent is searched: every file under the test's folder
+but its two inputs (the job folder: config, plan, lockfile, script, fingerprints, logs, status;
+the collector's database and uploaded logs), what both commands printed, and every object in the
+bucket. The summary line (`canary: ...`) is the issue's canary result.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ CLUSTER_SECRETS = {
     "reporting.s3.access_key_id": "AKIACANARY3C5D",
     "reporting.s3.secret_access_key": "canary-cluster-s3-secret-a1f9",
 }
+#: URL passwords in sbatch directives: srtslurm.yaml's default_sbatch_directives and the
+#: recipe's sbatch_directives (issue 32 item 1: they reached sbatch_script.sh, its copy under
+#: logs/ and the S3 upload).
+CLUSTER_DIRECTIVE_PW = "canary-cluster-directive-3d9e"
+RECIPE_DIRECTIVE_PW = "canary-recipe-directive-6b1f"
 #: The password of a URL in an ordinary variable (its name says nothing about secrets).
 URL_PASSWORD = "canary-url-pw-5e21"
 DISCOVERY_URL = f"http://u:{URL_PASSWORD}@127.0.0.1:1"
@@ -65,6 +72,9 @@ def _cluster_file(tmp_path: Path, collector: str, s3: str) -> Path:
     """srtslurm.yaml: reporting to the collector and S3, with every secret field set."""
     secrets = CLUSTER_SECRETS
     doc = {
+        "default_sbatch_directives": {
+            "comment": f"http://ops:{CLUSTER_DIRECTIVE_PW}@hooks.example/"
+        },
         "reporting": {
             "status": {"endpoint": collector, "logging-stream-interval": 0.5},
             "ai_analysis": {
@@ -81,7 +91,7 @@ def _cluster_file(tmp_path: Path, collector: str, s3: str) -> Path:
                 "exclude": [],
                 "archive": [],  # every object loose, so its bytes can be searched
             },
-        }
+        },
     }
     path = tmp_path / "srtslurm.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -104,6 +114,7 @@ def _bucket(s3: str) -> dict[str, bytes]:
 def _recipe(tmp_path: Path) -> Path:
     doc = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
     doc["environment"] = {"DYN_DISCOVERY_URL": DISCOVERY_URL}
+    doc["sbatch_directives"] = {"mail-user": f"https://bot:{RECIPE_DIRECTIVE_PW}@ci.example/"}
     doc["post_eval"] = {"command": ["python3", "-c", EVAL], "passthrough_env": ["EVAL_SECRET"]}
     path = tmp_path / "canary.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -207,10 +218,27 @@ def test_a_real_run_uses_the_secrets_and_writes_none_of_them(tmp_path: Path) -> 
     # ... and written nowhere.
     blobs = {"dry-run stdout": dry.stdout, "dry-run stderr": dry.stderr}
     blobs |= {"apply stdout": run.stdout, "apply stderr": run.stderr}
-    blobs |= _files(job_dir) | _files(state) | uploaded
+    # every file under the test's folder but its two inputs: the job folder, the staging and
+    # stand-in folders of the output, the collector's database and uploads
+    inputs = {str(cluster), str(recipe)}
+    blobs |= {k: v for k, v in _files(tmp_path).items() if k not in inputs} | uploaded
     assert len(blobs) > 20
+    # the scratch folder was removed at the end (issue 32 item 6)
+    assert not (job_dir / "logs" / "scratch").exists()
+    script = (job_dir / "sbatch_script.sh").read_text()
+    assert "--comment=http://ops:<redacted>@hooks.example/" in script
+    assert "--mail-user=https://bot:<redacted>@ci.example/" in script
     secrets = {f"${k}": v for k, v in CANARIES.items()} | CLUSTER_SECRETS
     secrets["the DYN_DISCOVERY_URL password"] = URL_PASSWORD
+    secrets["srtslurm.yaml's directive password"] = CLUSTER_DIRECTIVE_PW
+    secrets["the recipe's directive password"] = RECIPE_DIRECTIVE_PW
+    holding = sorted(
+        w for w, data in blobs.items() if any(s.encode() in data for s in secrets.values())
+    )
+    print(
+        f"canary: {len(secrets)} secrets, {len(blobs)} files/outputs/objects searched, "
+        f"{len(holding)} hold a canary"
+    )
     for where, data in blobs.items():
         for name, secret in secrets.items():
             assert secret.encode() not in data, f"{name} leaked into {where}"

@@ -3,8 +3,8 @@ quickstart as a manual (serve-only) recipe, the real Dynamo frontend and mocker 
 
 - SIGTERM to ``srtctl apply --local``: the runtime stops the job through its tiered cleanup, and
   apply returns only after it (status ``cancelled``, no process left, every port free).
-- A second local job while the first runs is refused before it starts anything, naming the port
-  and the first job's process holding it.
+- A second local job while the first runs is refused by ``apply`` before it creates anything
+  (exit 4, no job folder), naming the port and the first job's process holding it.
 - SIGKILL of the first job's supervisor: within 5 s nothing of the job runs, and ``srtctl status``
   says the job is dead (its supervisor gone) instead of ``running`` for ever.
 """
@@ -118,21 +118,14 @@ def test_a_second_job_is_refused_and_a_killed_supervisor_leaves_nothing(
             timeout=120,
             check=False,
         )
-        assert second.returncode != 0, second.stdout[-3000:]
-        (refused,) = [p for p in (tmp_path / "second").iterdir() if p.is_dir()]
-        status = _status(refused)
-        assert (status["stage"], status["status"], status["exit_code"]) == ("cleanup", "failed", 1)
-        # The lowest busy port first (the first worker's system port), then the others.
-        assert status["message"].startswith(
-            f"port 7500 (agg_0_node-01 sys) is held by pid {worker} (`"
-        ), status["message"]
-        assert "; port 7501 (agg_1_node-01 sys) is held by pid " in status["message"]
-        assert (
-            "the plan's ports must be free on this host before a local job starts"
-            in (status["message"])
-        )
-        assert status["message"] in second.stdout
-        assert not (refused / "logs" / RECORD_NAME).exists()  # it started nothing
+        # Refused by apply itself, before anything is created (issue 32 item 7): exit 4, no job
+        # folder, the lowest busy port first (the first worker's system port), then the others.
+        assert second.returncode == 4, second.stdout[-3000:] + second.stderr[-3000:]
+        assert not (tmp_path / "second").exists() or not any((tmp_path / "second").iterdir())
+        message = second.stderr
+        assert f"port 7500 (agg_0_node-01 sys) is held by pid {worker} (`" in message, message
+        assert "; port 7501 (agg_1_node-01 sys) is held by pid " in message
+        assert "the plan's ports must be free on this host before a local job starts" in message
         # ... and the first job still serves.
         assert (_status(job_dir)["stage"], first.child.poll()) == ("serving", None)
 

@@ -369,7 +369,7 @@ def test_post_validation_is_422(client: httpx.Client) -> None:
 
 def test_body_over_1_mib_is_413_before_it_is_read(collector: Collector) -> None:
     head = (
-        "PUT /api/jobs/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "PUT /api/jobs/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Content-Length: {MAX_BODY + 1}"
     )
     # Only the headers are sent: the answer comes without the server waiting for the body.
@@ -392,7 +392,7 @@ def test_body_over_1_mib_is_413_before_it_is_read(collector: Collector) -> None:
     assert (collector.uploads_root / "1" / "logs" / "a.out").stat().st_size == MAX_BODY
     chunked = raw_request(
         collector.port,
-        "POST /api/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked",
+        "POST /api/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked",
         b"0\r\n\r\n",
     )
     assert (chunked[0], json.loads(chunked[2])) == (
@@ -469,7 +469,7 @@ def test_auth_comes_before_body_and_routing(guarded: Collector) -> None:
         assert client.put("/api/jobs/1", content=b"{nope").status_code == 401
         assert client.get("/api/nowhere").status_code == 401
         assert client.put("/api/jobs/..", content=b"{}").status_code == 401
-    head = f"PUT /api/jobs/1 HTTP/1.1\r\nHost: x\r\nContent-Length: {MAX_BODY + 1}"
+    head = f"PUT /api/jobs/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {MAX_BODY + 1}"
     assert raw_request(guarded.port, head)[0] == 401
 
 

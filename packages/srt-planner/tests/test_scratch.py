@@ -1,7 +1,7 @@
-"""The job's node-local scratch (``PlanContext.scratch_dir``): NATS JetStream's store (its
-folder is made afresh by the step), etcd's data and the tachometer's buffer go to
-``/tmp/srt-<job_id>`` on a cluster node (Slurm job ids are unique there) and into the log
-folder on the local launcher, whose job ids are unique only within one output folder."""
+"""The job's scratch (``PlanContext.scratch_dir``): NATS JetStream's store (its folder is made
+afresh by the step), etcd's data and the tachometer's buffer go into the job's log folder
+(``/logs/scratch`` in containers), never a predictable shared ``/tmp/srt-<job_id>``; the plan
+names the folder (``JobPlan.scratch``) for the runtime to create private and remove."""
 
 from __future__ import annotations
 
@@ -46,10 +46,14 @@ def test_local_jobs_keep_their_scratch_in_their_own_log_folder(
     assert not set(_scratch_uses(other)) & {nats, tachometer}
 
 
-def test_cluster_jobs_keep_their_scratch_on_the_nodes_tmp(make_recipe: RecipeFactory) -> None:
+def test_cluster_jobs_keep_their_scratch_in_their_job_folder(make_recipe: RecipeFactory) -> None:
+    """Issue 32 item 6: not ``/tmp/srt-<job_id>`` (predictable, shared, never removed)."""
     recipe = make_recipe(
         roles={"agg": {"nodes": 1, "workers": 1}}, dynamo={"request_plane": "nats"}
     )
-    nats, etcd, tachometer = _scratch_uses(plan_job(recipe, SLURM, "node-01", "4321"))
-    assert nats == "rm -rf /tmp/srt-4321/nats && mkdir -p /tmp/srt-4321/nats"
-    assert (etcd, tachometer) == ("/tmp/srt-4321/etcd", "/tmp/srt-4321/tachometer")
+    plan = plan_job(recipe, SLURM, "node-01", "4321")
+    nats, etcd, tachometer = _scratch_uses(plan)
+    assert nats == "rm -rf /logs/scratch/nats && mkdir -p /logs/scratch/nats"
+    assert (etcd, tachometer) == ("/logs/scratch/etcd", "/logs/scratch/tachometer")
+    assert plan.scratch == "scratch"
+    assert "/tmp/" not in json.dumps([p.argv for p in plan.processes])

@@ -83,6 +83,10 @@ class Applier:
                     f"{source.label}: --serve-only requires an override selector that resolves "
                     f"to exactly one job (got {len(planned)})"
                 )
+        if self.local:
+            # before anything is written (stand-in model, sweep record, job folder)
+            for item in planned:
+                self._check_ports(item)
         if self.session.stand_in is not None:
             self._write_stand_in_model(self.session.stand_in.model)
         checking = self.preflight and self.session.effective.preflight
@@ -383,6 +387,8 @@ class Applier:
             environ={**session.edge.environ, **planned.secret_env},
             # the job may start before the job folder below exists (see runtime_command)
             output=staged_output(str(staging)),
+            # a credential in an sbatch directive: the file holds it redacted
+            text=planned.submit_script,
         )
         job_dir = _job_folder(base, job_id)
         if self._sweep is not None:
@@ -463,11 +469,23 @@ class Applier:
     def _stop_received(self, signum: int) -> None:
         self.stopped_by = signum
 
+    def _check_ports(self, planned: PlannedJob) -> None:
+        """A local job binds its plan's ports on this host: each must be free now, or apply
+        stops before anything is created, naming the port, its process and the holder."""
+        from srt_runtime.errors import LaunchError
+        from srt_runtime.ports import check_ports_free
+
+        try:
+            check_ports_free(planned.plan.processes)
+        except LaunchError as exc:
+            raise SlurmError(f"{planned.job.label}: {exc}") from exc
+
     def _run_local(self, planned: PlannedJob, pins: list[Pin]) -> None:
         from srt_cli.jobfiles import write_job_files
         from srt_cli.preflight import preflight_path
         from srt_cli.submit import run_local
 
+        self._check_ports(planned)  # again: a port may have been taken since
         session = self.session
         job_id = planned.plan.job_id
         # The runtime and its programs (srt-telemetry, srt-bench) live next to the interpreter.

@@ -42,16 +42,25 @@ EXIT_SLURM = 4
 
 #: A message shows at most this many lines (one per issue); the rest are counted.
 MAX_LINES = 100
+#: A message is at most this many characters in all (whole lines are dropped and counted).
+MAX_CHARS = 16_384
 
 
 def _bounded(message: str) -> str:
-    """At most ~200 characters of one value per line and at most MAX_LINES lines."""
+    """At most ~200 characters of one value per line, MAX_LINES lines and MAX_CHARS in all."""
     from srt_schema.errors import bound_message
 
     lines = [bound_message(line) for line in message.splitlines()]
-    if len(lines) > MAX_LINES:
-        lines = [*lines[:MAX_LINES], f"... and {len(lines) - MAX_LINES} more lines"]
-    return "\n".join(lines)
+    kept: list[str] = []
+    size = 0
+    for line in lines[:MAX_LINES]:
+        size += len(line) + 1
+        if size > MAX_CHARS and kept:
+            break
+        kept.append(line)
+    if len(kept) < len(lines):
+        kept.append(f"... and {len(lines) - len(kept)} more lines")
+    return "\n".join(kept)
 
 
 class CliError(click.ClickException):

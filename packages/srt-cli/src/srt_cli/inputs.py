@@ -47,6 +47,44 @@ def _is_file(path: Path) -> bool:
     return _exists(path) and path.is_file()
 
 
+def _kind(path: Path) -> str | None:
+    """What ``path`` is when it is not a regular file or folder (``a FIFO``), else None."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
+
+
+def _document_limit() -> int:
+    from srt_schema.yamlio import YAML_LIMITS
+
+    return YAML_LIMITS["document_size"].maximum
+
+
+def _read_bounded(stream: IO[bytes], label: str) -> bytes:
+    """At most the document limit of bytes from ``stream``; more is a usage error (a file, a
+    FIFO, a device and stdin are held to the same bound, and nothing past it is read)."""
+    limit = _document_limit()
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise CliUsageError(
+            f"{label}: more than {limit} bytes (limit document_size = {limit}); a recipe is a "
+            "few kB: check that the right file was named"
+        )
+    return data
+
+
 def split_spec(spec: str) -> tuple[str, str | None]:
     """``file:selector`` -> (file, selector); a path that exists as given is never split."""
     if not spec:
@@ -75,6 +113,12 @@ def expand_spec(spec: str) -> list[tuple[Path | None, str | None]]:
         if not files:
             raise CliUsageError(f"-f {target}: no *.yaml or *.yml files in this directory")
         return [(f, None) for f in files]
+    if _kind(path) in ("a FIFO", "a character device"):
+        return [(path, selector)]  # read like a file, to the same bound (`-f <(cat x.yaml)`)
+    if _kind(path) is not None:
+        raise CliUsageError(
+            f"-f {target}: is {_kind(path)}, not a recipe file; name a YAML file or use - for stdin"
+        )
     if not _is_file(path):
         raise CliUsageError(f"-f {target}: no such file or directory")
     return [(path, selector)]
@@ -91,16 +135,26 @@ def _decode(data: bytes, label: str) -> str:
 def read_file(path: Path) -> str:
     """The text of a recipe file; unreadable or not UTF-8 is a usage error (exit 2)."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            data = _read_bounded(stream, f"-f {path}")
     except OSError as exc:
         raise CliUsageError(f"-f {path}: cannot read: {exc.strerror or exc}") from exc
     return _decode(data, str(path))
 
 
 def read_stdin(stdin: IO[str]) -> str:
-    """The text on stdin, held to the same UTF-8 rule as a file."""
+    """The text on stdin, held to the same size bound and UTF-8 rule as a file."""
+    binary = getattr(stdin, "buffer", None)
+    if binary is not None:
+        return _decode(_read_bounded(binary, "<stdin>"), "<stdin>")
+    limit = _document_limit()
     try:
-        text = stdin.read()
+        text = stdin.read(limit + 1)
+        if len(text) > limit:
+            raise CliUsageError(
+                f"<stdin>: more than {limit} characters (limit document_size = {limit}); a "
+                "recipe is a few kB: check what is piped in"
+            )
     except UnicodeDecodeError as exc:
         raise CliUsageError(
             f"<stdin>: not UTF-8 text: byte 0x{exc.object[exc.start : exc.start + 1].hex()} at "

@@ -143,6 +143,9 @@ def cli(ctx: click.Context) -> None:
 
 
 def main() -> None:
+    from srt_cli.redacting import install
+
+    install()  # every line printed goes through the one redactor
     try:
         cli.main(prog_name="srtctl")
     finally:

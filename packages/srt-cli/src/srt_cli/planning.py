@@ -35,6 +35,7 @@ DRY_RUN_JOB_ID = "0"
 class PlannedJob:
     job: LoadedJob
     request: AllocationRequest
+    #: The batch script as every file and printout holds it (secrets redacted).
     script: str
     plan: JobPlan
     #: Folder the batch script copies the job's config from when it starts.
@@ -43,6 +44,9 @@ class PlannedJob:
     #: only through the environment of the process srtctl starts (sbatch, or the runtime here),
     #: never through a file; the runtime puts them back into the plan.
     secret_env: dict[str, str] = field(default_factory=dict)
+    #: The batch script sbatch is given, on its stdin (never a file), when it differs from
+    #: ``script``: an sbatch directive holds a credential; else None.
+    submit_script: str | None = None
 
 
 def simulated_nodes(count: int, prefix: str = "node-") -> tuple[str, ...]:
@@ -123,7 +127,12 @@ def plan_one(
     from srt_planner import plan_allocation, plan_job, render_sbatch
     from srt_planner.datasets import build_dataset_settings
     from srt_planner.plan import JobPlan
-    from srt_schema.secrets import redact_document, secret_environment, secret_field_environment
+    from srt_schema.secrets import (
+        redact_document,
+        redact_text,
+        secret_environment,
+        secret_field_environment,
+    )
 
     with translated(where=job.label):
         request = plan_allocation(job.recipe, cluster, runner_name=runner_name)
@@ -166,11 +175,14 @@ def plan_one(
     # variable: the job gets each value in that variable (field over the shell, as written).
     secret_env.update(secret_field_environment(msgspec.to_builtins(plan)))
     written = msgspec.convert(redact_document(msgspec.to_builtins(plan)), JobPlan)
+    # the script: an sbatch directive may hold a credential (srtslurm.yaml or recipe)
+    shown = redact_text(script, frozenset(secret_env.values()))
     return PlannedJob(
         job=job,
         request=request,
-        script=script,
+        script=shown,
         plan=written,
         staging=staging,
         secret_env=secret_env,
+        submit_script=script if shown != script else None,
     )

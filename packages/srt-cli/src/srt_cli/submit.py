@@ -35,15 +35,20 @@ def submit_sbatch(
     environ: Mapping[str, str],
     output: str | None = None,
     timeout: float = 120.0,
+    text: str | None = None,
 ) -> str:
     """Submit ``script`` (``output`` overrides the script's ``--output``); Slurm's own error text
-    is shown verbatim with the command that failed."""
-    command = [sbatch, "--parsable", *([f"--output={output}"] if output else []), str(script)]
+    is shown verbatim with the command that failed. With ``text``, sbatch reads the script from
+    its stdin instead (the file ``script`` holds it with its secrets redacted)."""
+    command = [sbatch, "--parsable", *([f"--output={output}"] if output else [])]
+    if text is None:
+        command.append(str(script))
     try:
         done = subprocess.run(
             command,
             cwd=cwd,
             env=dict(environ),
+            input=text,
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -11,6 +11,7 @@ from srt_planner.allocation import local_time_limit, local_time_limit_seconds
 from srt_planner.benchmark import build_benchmark
 from srt_planner.carving import carve_nodes
 from srt_planner.context import (
+    SCRATCH,
     PlanContext,
     addresses_for,
     container_runtime_of,
@@ -407,4 +408,5 @@ def plan_job(
         stand_in=stand_in,
         time_limit=local_time_limit(recipe, cluster),
         time_limit_seconds=local_time_limit_seconds(recipe, cluster),
+        scratch=SCRATCH,
     )

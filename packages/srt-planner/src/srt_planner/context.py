@@ -167,14 +167,15 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def scratch_dir(self) -> str:
-        """Node-local scratch of the job's services (NATS JetStream's store, the tachometer's
-        buffer): ``/tmp/srt-<job_id>`` on a cluster node, where Slurm job ids are unique; the log
-        folder's ``scratch/`` on the local launcher, whose job ids are unique only within one
-        output folder (two local jobs started in the same second elsewhere on this machine would
-        otherwise share one folder)."""
-        if self.local:
-            return self.log_path("scratch")
-        return f"/tmp/srt-{self.job_id}"
+        """The job's scratch (NATS JetStream's store, etcd's data, the tachometer's buffer) as
+        its programs see it: ``<log dir>/scratch`` (``/logs/scratch`` in containers), in the
+        job's own folder, never a predictable shared ``/tmp`` name. The runtime creates it
+        private (0700) before anything starts and removes it at the end (``JobPlan.scratch``)."""
+        return f"{self.in_log_dir.rstrip('/')}/{SCRATCH}"
+
+
+#: The job's scratch folder, relative to its log folder (``JobPlan.scratch``).
+SCRATCH = "scratch"
 
 
 def addresses_for(nodes: tuple[str, ...], given: Mapping[str, str] | None) -> dict[str, str]:

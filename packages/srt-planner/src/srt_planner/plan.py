@@ -383,3 +383,7 @@ class JobPlan(_Struct, frozen=True, kw_only=True):
     #: catalog of the version that runs it (``checked``), or the user passed
     #: ``--skip-flag-check`` (``skipped``); unset when planned without the CLI (docs/flag-check.md).
     flag_check: Literal["checked", "skipped"] | None = None
+    #: The job's scratch folder, relative to the log dir (services' stores, the tachometer's
+    #: buffer): the runtime creates it private (0700) before anything starts, refusing a path
+    #: that is not a folder of its own, and removes it after the cleanup.
+    scratch: str | None = None

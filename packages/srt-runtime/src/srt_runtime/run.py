@@ -34,6 +34,7 @@ from srt_runtime.errors import AbortError, LaunchError, StageError
 from srt_runtime.finalize import run_finalize
 from srt_runtime.launch import Launcher
 from srt_runtime.lockfile import update_lockfile
+from srt_runtime.scratch import prepare_scratch, remove_scratch
 from srt_runtime.stages import (
     group_phase,
     run_benchmark,
@@ -195,7 +196,12 @@ def run_job(
     ended_normally = False
     armed = bool(group_phase(plan, "host_setup")) or bool(plan.teardown)
     guards = arm_teardown(sup) if armed else {}
+    scratch = log_dir / plan.scratch if plan.scratch else None
+    made = False  # only a scratch this run made is removed
     try:
+        if scratch is not None:
+            prepare_scratch(scratch, log)
+            made = True
         write_generated_files(plan, log_dir)
         code = _stages(sup, sink, job_dir)
         ended_normally = True
@@ -211,6 +217,8 @@ def run_job(
         stop_all(sup)
         if armed:
             run_teardown(sup, guards)
+        if scratch is not None and made:
+            remove_scratch(scratch, log)
         sup.close()
     if sup.stop_reason is not None and _ended_with_the_job(sup.failure):
         # scancel and the time limit signal every step and this supervisor at once: a process

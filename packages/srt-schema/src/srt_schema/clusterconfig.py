@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from srt_schema.cluster import ClusterConfig
+from srt_schema.credentials import credential_issues
 from srt_schema.errors import ClusterConfigError, Issue, RecipeError
 from srt_schema.schemas import load_schema
 from srt_schema.structural import check_document
@@ -58,7 +59,7 @@ def parse_cluster_config(text: str, *, file: str) -> ClusterConfig:
         config = msgspec.convert(raw, ClusterConfig)
     except msgspec.ValidationError as exc:  # the structural check should have caught it
         raise ClusterConfigError([Issue(file=file, path="$", message=str(exc))]) from exc
-    refused = cluster_issues(config, file=file)
+    refused = [*cluster_issues(config, file=file), *credential_issues(raw, file=file)]
     if refused:
         raise ClusterConfigError(refused)
     return config

@@ -23,6 +23,7 @@ __all__ = [
     "SchemaError",
     "bound_message",
     "clip",
+    "render_issues",
     "show_value",
 ]
 
@@ -83,11 +84,34 @@ class RecipeError(SchemaError):
         self.issues: tuple[Issue, ...] = tuple(_bounded(i) for i in issues)
         if not self.issues:
             raise ValueError("RecipeError needs at least one issue")
-        super().__init__("\n".join(issue.render() for issue in self.issues))
+        super().__init__(render_issues(self.issues))
 
     @classmethod
     def single(cls, file: str, path: str, message: str) -> RecipeError:
         return cls([Issue(file=file, path=path, message=message)])
+
+
+#: The text of an error shows at most this many issues (``--json`` lists them all).
+MAX_SHOWN_ISSUES = 50
+_ALLOWED = "allowed here: "
+
+
+def render_issues(issues: tuple[Issue, ...]) -> str:
+    """One line per issue, at most :data:`MAX_SHOWN_ISSUES`; a list of allowed keys is shown once
+    (a later issue with the same list says so instead of repeating it)."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for issue in issues[:MAX_SHOWN_ISSUES]:
+        line = issue.render()
+        head, sep, allowed = line.partition(_ALLOWED)
+        if sep and allowed in seen:
+            line = f"{head}{_ALLOWED}as listed above"
+        elif sep:
+            seen.add(allowed)
+        lines.append(line)
+    if len(issues) > MAX_SHOWN_ISSUES:
+        lines.append(f"... and {len(issues) - MAX_SHOWN_ISSUES} more issues")
+    return "\n".join(lines)
 
 
 def _bounded(issue: Issue) -> Issue:

@@ -18,6 +18,7 @@ import msgspec
 
 from srt_schema.cluster import ClusterConfig
 from srt_schema.clusterconfig import apply_cluster_defaults
+from srt_schema.credentials import credential_issues
 from srt_schema.errors import Issue, RecipeError
 from srt_schema.gate import check_schema_version, schema_key_typo
 from srt_schema.normalize import normalize_engines
@@ -77,6 +78,7 @@ def recipe_from(doc: dict[str, Any], *, file: str) -> Recipe:
     except msgspec.ValidationError as exc:  # the structural check is the first line of defence
         raise RecipeError.single(file, "$", str(exc)) from exc
     issues = validate_recipe(recipe, normalized, file=file)
+    issues.extend(credential_issues(normalized, file=file))
     if issues:
         raise RecipeError(issues)
     return recipe

@@ -3,13 +3,17 @@
 Pure and standard-library only: the runtime's fingerprint capture script embeds this source so a
 worker container without srt redacts exactly as the CLI and the runtime do.
 
-Three rules, applied by :func:`redact_document` (files the job writes) and
-:func:`redact_env_value` (an environment variable's value):
+Three rules, applied by :func:`redact_document` (files the job writes),
+:func:`redact_env_value` (an environment variable's value) and :func:`redact_text` (a text file
+such as the batch script, and every line srtctl prints):
 
 - a field of :data:`SECRET_FIELDS` (recipe and ``srtslurm.yaml`` share the ``reporting`` block) is
   replaced by a marker that says where the job takes the value from instead;
-- a key or variable whose *name* says credential (:func:`is_secret_name`) has its value replaced;
-- a credential inside a URL is redacted in any string value (:func:`redact_url_credentials`).
+- a key or variable whose *name* says credential (:func:`is_secret_name`) has its value replaced
+  (in text: ``NAME=value`` and ``--name=value``);
+- a credential inside a URL is redacted in any string value (:func:`redact_url_credentials`);
+- in text, every value of ``secrets`` (the secrets the writer knows) is replaced wherever it
+  occurs.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ __all__ = [
     "is_secret_name",
     "redact_document",
     "redact_env_value",
+    "redact_text",
     "redact_url_credentials",
     "restore_document",
     "secret_environment",
@@ -83,6 +88,33 @@ def is_secret_name(name: str) -> bool:
 def redact_url_credentials(text: str) -> str:
     """``http://u:pw@host`` -> ``http://u:<redacted>@host`` wherever a URL occurs in ``text``."""
     return _URL_CREDENTIALS.sub(lambda m: f"{m.group('head')}{REDACTED}@", text)
+
+
+#: ``NAME=value`` / ``--name=value`` / ``NAME: value`` in text (a value quoted or one word).
+_ASSIGNMENT = re.compile(
+    r"(?P<head>(?<![A-Za-z0-9_\-])-{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)(?:=|: ))"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)"
+)
+#: Secret values shorter than this are not searched for in text (they would match by chance).
+_MIN_SECRET = 6
+
+
+def redact_text(text: str, secrets: tuple[str, ...] | frozenset[str] = ()) -> str:
+    """``text`` fit to write or print: URL passwords, values assigned to a credential's name and
+    every value of ``secrets`` replaced by ``<redacted>``."""
+    for value in sorted((v for v in secrets if len(v) >= _MIN_SECRET), key=len, reverse=True):
+        text = text.replace(value, REDACTED)
+    text = redact_url_credentials(text)
+
+    def _assignment(match: re.Match[str]) -> str:
+        value = match.group("value")
+        if not is_secret_name(match.group("name")) or value.strip("\"'") in ("", REDACTED):
+            return match.group(0)
+        if value.startswith("$") or value.startswith('"$'):
+            return match.group(0)  # a reference to a variable, not a value
+        return f"{match.group('head')}{REDACTED}"
+
+    return _ASSIGNMENT.sub(_assignment, text)
 
 
 def redact_env_value(name: str, value: str) -> str:

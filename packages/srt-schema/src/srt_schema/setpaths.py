@@ -15,7 +15,7 @@ import msgspec
 
 from srt_schema.errors import RecipeError, SchemaError
 from srt_schema.structural import join_path
-from srt_schema.yamlio import parse_yaml_value
+from srt_schema.yamlio import YAML_LIMITS, parse_yaml_value
 
 __all__ = [
     "OverrideSyntaxError",
@@ -59,10 +59,31 @@ def _render_value(value: Any) -> str:
     return json.dumps(value)
 
 
+#: A ``--set``/``--unset`` path: at most this many characters, and at most as many segments as a
+#: document may nest levels (``YAML_LIMITS["depth"]``).
+MAX_PATH_CHARS = 1024
+
+
 def parse_path(text: str) -> tuple[Segment, ...]:
     """``a.b[2]."c.d"`` -> ``("a", "b", 2, "c.d")``."""
     if not text:
         raise OverrideSyntaxError("empty path")
+    if len(text) > MAX_PATH_CHARS:
+        raise OverrideSyntaxError(
+            f"{text[:60]!r}...: a path of {len(text)} characters is too long; recipe paths are at "
+            f"most {MAX_PATH_CHARS} characters"
+        )
+    out = _segments(text)
+    depth = YAML_LIMITS["depth"].maximum
+    if len(out) > depth:
+        raise OverrideSyntaxError(
+            f"{text[:60]!r}...: a path of {len(out)} segments is deeper than any recipe "
+            f"(at most {depth} levels); name a field of the recipe"
+        )
+    return out
+
+
+def _segments(text: str) -> tuple[Segment, ...]:
     out: list[Segment] = []
     i = 0
     expect_key = True
@@ -111,6 +132,12 @@ def _parse_value(raw: str, path: tuple[Segment, ...]) -> Any:
     that does not parse as YAML stays text."""
     if raw == "":
         return ""
+    limit = YAML_LIMITS["document_size"].maximum
+    if len(raw) > limit:
+        raise OverrideSyntaxError(
+            f"--set value of {len(raw)} characters is longer than a whole recipe may be "
+            f"(limit document_size = {limit}); put long values in the recipe file"
+        )
     where = "$"
     for seg in path:
         where = join_path(where, seg)

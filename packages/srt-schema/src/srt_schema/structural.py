@@ -3,8 +3,9 @@
 msgspec stops at the first error; users want all of a file's mistakes at once. This walks the
 schema (the subset it uses: ``type``, ``enum``, ``anyOf``, ``$ref``, ``properties``,
 ``additionalProperties``, ``required``, ``items``) and reports each problem with its ``$.path``,
-the bad value and what is allowed, and every number outside its range in
-``registry.FIELD_BOUNDS``. Only when it finds nothing is the value decoded with msgspec.
+the bad value and what is allowed, every number outside its range in
+``registry.FIELD_BOUNDS``, and every text or list over its bound (``srt_schema.text_bounds``).
+Only when it finds nothing is the value decoded with msgspec.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from srt_schema.errors import Issue
 from srt_schema.registry import FIELD_BOUNDS, Bound
+from srt_schema.text_bounds import free_form_issue, list_limit, text_issue
 
 __all__ = ["check_document", "coerce_at", "describe_node", "join_path"]
 
@@ -91,10 +93,14 @@ class _Checker:
     def issue(self, path: str, message: str) -> Issue:
         return Issue(file=self.file, path=path, message=message)
 
-    def check(self, node: dict[str, Any], value: Any, path: str) -> Iterator[Issue]:
+    def check(
+        self, node: dict[str, Any], value: Any, path: str, field: tuple[str, str] = ("", "")
+    ) -> Iterator[Issue]:
+        """Issues of ``value`` at ``path``; ``field`` is the (definition, key) it is the value of
+        (for its text format and list limit)."""
         node = self.resolve(node)
         if "anyOf" in node:
-            yield from self._any_of(node, value, path)
+            yield from self._any_of(node, value, path, field)
             return
         if "enum" in node:
             if value not in node["enum"] or isinstance(value, bool) != any(
@@ -106,21 +112,46 @@ class _Checker:
             return
         kind = node.get("type")
         if kind is None:
+            yield from self._free(value, path)
             return
         if not _matches_type(kind, value):
             yield self.issue(path, f"expected {self.describe(node)}, got {_show(value)}")
             return
         if kind == "object":
             yield from self._object(node, value, path)
-        elif kind == "array" and "items" in node:
-            for i, item in enumerate(value):
-                yield from self.check(node["items"], item, join_path(path, i))
+        elif kind == "string":
+            problem = text_issue(field, value)
+            if problem is not None:
+                yield self.issue(path, problem)
+        elif kind == "array":
+            limit = list_limit(field)
+            if len(value) > limit:
+                yield self.issue(
+                    path, f"a list of {len(value)} entries is too long; write at most {limit}"
+                )
+            elif "items" in node:
+                # an entry of a list field takes the field's text format (endpoints)
+                for i, item in enumerate(value):
+                    yield from self.check(node["items"], item, join_path(path, i), field)
+            else:
+                yield from self._free(value, path)
 
-    def _any_of(self, node: dict[str, Any], value: Any, path: str) -> Iterator[Issue]:
+    def _free(self, value: Any, path: str) -> Iterator[Issue]:
+        """A value the schema does not type: still bounded (srt_schema.text_bounds)."""
+        found = free_form_issue(value)
+        if found is not None:
+            where = path
+            for key in found[0]:
+                where = join_path(where, key)
+            yield self.issue(where, found[1])
+
+    def _any_of(
+        self, node: dict[str, Any], value: Any, path: str, field: tuple[str, str]
+    ) -> Iterator[Issue]:
         options = [self.resolve(o) for o in node["anyOf"]]
         tagged = self._tagged_option(options, value)
         if tagged is not None:
-            yield from self.check(tagged, value, path)
+            yield from self.check(tagged, value, path, field)
             return
         tags = self._tags(options)
         if tags and isinstance(value, dict) and "type" in value:
@@ -138,7 +169,7 @@ class _Checker:
             return
         best: list[Issue] | None = None
         for option in options:
-            found = list(self.check(option, value, path))
+            found = list(self.check(option, value, path, field))
             if not found:
                 return
             # an option of the right shape explains the problem better than a type mismatch
@@ -176,7 +207,8 @@ class _Checker:
         kind = node.get("type")
         if kind is None or "enum" in node:
             return False
-        return _matches_type(kind, value) and kind in ("object", "array")
+        # a text of the right type explains itself too (its length or format)
+        return _matches_type(kind, value) and kind in ("object", "array", "string")
 
     def _object(self, node: dict[str, Any], value: dict[Any, Any], path: str) -> Iterator[Issue]:
         props: dict[str, Any] = node.get("properties", {})
@@ -193,9 +225,10 @@ class _Checker:
                 continue
             sub = join_path(path, key)
             if key in props:
-                found = list(self.check(props[key], item, sub))
+                field = (self.names.get(id(node), ""), key)
+                found = list(self.check(props[key], item, sub, field))
                 yield from found
-                bound = FIELD_BOUNDS.get((self.names.get(id(node), ""), key))
+                bound = FIELD_BOUNDS.get(field)
                 if bound is not None and not found:
                     yield from self._in_range(bound, key, item, sub)
             elif extra is False:
@@ -205,6 +238,8 @@ class _Checker:
                 yield self.issue(sub, message if retired is None else shown)
             elif isinstance(extra, dict):
                 yield from self.check(extra, item, sub)
+            else:
+                yield from self._free(item, sub)
 
     def _in_range(self, bound: Bound, key: str, value: Any, path: str) -> Iterator[Issue]:
         number = isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,12 +1,21 @@
 """The collector's HTTP server: standard-library ``ThreadingHTTPServer`` around the route table.
 
-Per request, in this order: a query string that carries a credential is refused (400; tokens
-go in ``Authorization``); CORS preflight (OPTIONS) is answered without a token; then the bearer
-token is checked (except for reads of ``/`` and ``/api/health``), before anything of the body is
-read and before routing, so an unauthenticated caller learns nothing about routes or jobs; then
-``Content-Length`` is checked (above 1 MiB is 413 without reading the body; a chunked body is
-411; a repeated one with different values, or one that is not a plain byte count, is 400); then
-the body is read and routed. GET and HEAD answers carry CORS headers for the allowed origins.
+(Over 400 lines: the handler's request rules, deadlines and the connection cap are one unit.)
+
+At most ``max_connections`` connections are served at once; one more is answered 503 and
+closed without a thread. Each request must arrive whole (request line, headers and body) within
+``request_timeout`` seconds of its first wait: a request still incomplete then is answered 408
+and its connection closed (a keep-alive connection that stays idle is closed without an answer).
+
+Per request, in this order: a query string that carries a credential is refused (400; tokens go in
+``Authorization``); without a write token, a request whose ``Host`` or ``Origin`` is not this
+collector's is refused (403, :mod:`~srt_cli.collector.rebinding`); CORS preflight (OPTIONS) is
+answered without a token; then the bearer token is checked (except for reads of ``/`` and
+``/api/health``), before anything of the body is read and before routing, so an unauthenticated
+caller learns nothing about routes or jobs; then ``Content-Length`` is checked (above 1 MiB is 413
+without reading the body; a chunked body is 411; a repeated one with different values, or one that
+is not a plain byte count, is 400); then the body is read and routed. GET and HEAD answers carry
+CORS headers for the allowed origins.
 
 A request the standard library's parser refuses (a bad request line, headers too long or too
 many, an unknown method, HTTP/0.9 or 2.0) gets the same JSON ``{"detail": ...}`` answer, always
@@ -19,11 +28,13 @@ Every request is reported through ``log`` (one line), never printed; every line 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import json
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +49,7 @@ from srt_cli.collector.auth import Tokens, check_request, check_startup, needs_a
 from srt_cli.collector.cors import check_origins, cors_headers, preflight_headers
 from srt_cli.collector.errors import ApiError, CollectorStartError
 from srt_cli.collector.protocol import MAX_BODY, shown
+from srt_cli.collector.rebinding import check_addressed
 from srt_cli.collector.redact import check_query, render_log_line
 from srt_cli.collector.routes import App, Request, Response, error_response, handle
 from srt_cli.collector.store import StatusStore
@@ -104,6 +116,20 @@ class CollectorSettings:
     tokens: Tokens = field(default_factory=lambda: Tokens(write=None, read=None))
     allow_unauthenticated: bool = False
     cors_origins: tuple[str, ...] = ()
+    #: Names a tokenless collector answers to besides loopback and its own address.
+    allowed_hosts: tuple[str, ...] = ()
+    #: Seconds a request may take to arrive whole (else 408).
+    request_timeout: float = 10.0
+    #: Connections served at once (one more is answered 503).
+    max_connections: int = 64
+
+
+#: The answer to a connection over the cap (written on the socket, no thread started).
+_BUSY: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\nContent-Length: 66\r\n\r\n"
+    b'{"detail": "too many open connections; retry in a second please"}\n'
+)
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -122,7 +148,29 @@ class _HTTPServer(ThreadingHTTPServer):
         self.settings = settings
         self._log = log
         self.secrets = (settings.tokens.write, settings.tokens.read)
+        self._open = 0
+        self._open_lock = threading.Lock()
         super().__init__((settings.host, settings.port), _Handler)
+
+    def verify_request(self, request: object, client_address: object) -> bool:
+        """Under the connection cap a connection is served; over it, 503 and closed."""
+        with self._open_lock:
+            if self._open < self.settings.max_connections:
+                self._open += 1
+                return True
+        self.log(f"{client_address}: 503, {self.settings.max_connections} connections are open")
+        with contextlib.suppress(OSError):
+            if isinstance(request, socket.socket):
+                request.settimeout(0.5)
+                request.sendall(_BUSY)
+        return False
+
+    def process_request_thread(self, request: object, client_address: object) -> None:
+        try:
+            super().process_request_thread(request, client_address)  # type: ignore[arg-type]
+        finally:
+            with self._open_lock:
+                self._open -= 1
 
     def log(self, line: str) -> None:
         """Report one line, rendered so that it shows no token (the only way lines leave)."""
@@ -148,6 +196,42 @@ class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
     #: Whether the current request's body has been read off the connection.
     _body_read = False
+    #: Set by the deadline timer: the request did not arrive whole in time.
+    _expired = False
+    #: The current request's deadline timer (cancelled once the request has arrived whole).
+    _deadline: threading.Timer | None = None
+
+    def handle_one_request(self) -> None:
+        """One request under its deadline: when it passes, reading is shut down, so a read that
+        waits returns at once; what arrived by then is answered 408 (nothing: closed)."""
+        self._expired = False
+        timer = threading.Timer(self.server.settings.request_timeout, self._expire)
+        timer.daemon = True
+        self._deadline = timer
+        timer.start()
+        try:
+            self.raw_requestline = b""
+            super().handle_one_request()
+        finally:
+            timer.cancel()
+        if self._expired:
+            self.close_connection = True
+
+    def _timed_out(self) -> bool:
+        """Whether the deadline timer fired (set from its thread)."""
+        return self._expired
+
+    def _expire(self) -> None:
+        self._expired = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RD)
+
+    def _request_timeout(self) -> None:
+        """Answer 408 for a request that did not arrive whole in time."""
+        limit = self.server.settings.request_timeout
+        self.close_connection = True
+        self._body_read = True  # nothing more will be read from this connection
+        self._send(error_response(ApiError(408, f"the request did not arrive within {limit:g} s")))
 
     def setup(self) -> None:
         super().setup()
@@ -159,7 +243,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.log(f"{self.client_address[0]} {format % args}")
 
     def parse_request(self) -> bool:
+        if self._timed_out():  # the request line stopped at the deadline
+            self.command, self.request_version = "GET", "HTTP/1.1"
+            self.requestline = ""
+            self._request_timeout()
+            return False
         if not super().parse_request():
+            return False
+        if self._timed_out():  # the headers stopped at the deadline
+            self._request_timeout()
             return False
         if self.request_version == "HTTP/0.9":
             self.send_error(HTTPStatus.BAD_REQUEST, "HTTP/0.9 is not served; use HTTP/1.1")
@@ -240,6 +332,15 @@ class _Handler(BaseHTTPRequestHandler):
                 ) from exc
             path = parts.path
             check_query(parts.query, self.server.secrets)
+            if settings.tokens.write is None:
+                check_addressed(
+                    method=self.command,
+                    host=self.headers.get("Host"),
+                    origin=origin,
+                    bound=settings.host,
+                    allowed_hosts=settings.allowed_hosts,
+                    cors_origins=settings.cors_origins,
+                )
             if self.command == "OPTIONS":
                 headers = preflight_headers(
                     settings.cors_origins, origin, self.headers.get("Access-Control-Request-Method")
@@ -298,6 +399,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = _byte_count(self.headers.get_all("Content-Length") or [])
         if length is None:
             self._body_read = True
+            if self._deadline is not None:
+                self._deadline.cancel()  # no body: the request has arrived whole
             return b""
         if length > MAX_BODY:
             raise ApiError(
@@ -307,8 +410,13 @@ class _Handler(BaseHTTPRequestHandler):
             )
         body = self.rfile.read(length)
         self._body_read = True
+        if self._deadline is not None and len(body) == length:
+            self._deadline.cancel()  # arrived whole: routing and the answer may take longer
         if len(body) != length:
             self.close_connection = True
+            if self._expired:
+                limit = self.server.settings.request_timeout
+                raise ApiError(408, f"the request did not arrive within {limit:g} s")
             raise ApiError(400, f"the body ended after {len(body)} of {length} bytes")
         return body
 

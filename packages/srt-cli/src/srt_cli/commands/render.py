@@ -26,7 +26,7 @@ Examples:
     "--to",
     "target",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
     help="Folder to write into (created).",
 )
 @set_options
@@ -38,7 +38,7 @@ def command(
     edge: Edge,
     *,
     files: str,
-    target: Path,
+    target: str,
     sets: tuple[str, ...],
     unsets: tuple[str, ...],
     output: str | None,
@@ -56,11 +56,17 @@ def command(
     from srt_cli.safepaths import writing
     from srt_cli.session import open_session
 
+    if not target.strip():
+        # an empty name would be the current folder: say so rather than write into it
+        raise CliUsageError(
+            f"--to {target!r}: empty folder name; name the folder to write into (--to build/job, "
+            "or --to . for the current folder)"
+        )
     session = open_session(edge, output=output, sets=sets, unsets=unsets)
     sources = read_sources((files,), sys.stdin)
     if len(sources) != 1:
         raise CliUsageError(f"-f {files}: render takes one file, not a directory")
-    folder = target if target.is_absolute() else edge.cwd / target
+    folder = Path(target) if Path(target).is_absolute() else edge.cwd / target
     planned = session.plan_source(sources[0], serve_only=serve_only, staging=str(folder))
     if len(planned) != 1:
         labels = ", ".join(p.job.label for p in planned)
@@ -95,4 +101,12 @@ def command(
             },
         )
     click.echo(f"rendered {job.job.name} ({job.request.nodes} node(s)) into {folder}", err=True)
+    if job.submit_script is not None:
+        click.echo(
+            "warning: an sbatch directive holds a credential; sbatch_script.sh has it "
+            "as <redacted> (no file srt writes holds a secret): submit with `srtctl apply`, "
+            "which hands sbatch the script on its stdin, or take the credential from the "
+            "environment in the script",
+            err=True,
+        )
     click.echo(str(script))

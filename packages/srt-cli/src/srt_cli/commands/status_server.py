@@ -96,6 +96,28 @@ def _log_line(line: str) -> None:
     metavar="ORIGIN",
     help="Let pages at ORIGIN (scheme://host[:port], or * for any) read the API. Repeatable.",
 )
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Without a write token, also answer requests whose Host is NAME (besides loopback and "
+    "--host). Repeatable.",
+)
+@click.option(
+    "--request-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="Seconds a request may take to arrive whole (else 408).",
+)
+@click.option(
+    "--max-connections",
+    default=64,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Connections served at once (one more is answered 503).",
+)
 @click.pass_obj
 def command(
     edge: Edge,
@@ -107,6 +129,9 @@ def command(
     read_token_env: str,
     allow_unauthenticated: bool,
     cors_origins: tuple[str, ...],
+    allowed_hosts: tuple[str, ...],
+    request_timeout: float,
+    max_connections: int,
 ) -> None:
     """Run a status collector that `reporting.status.endpoint` can point at.
 
@@ -119,7 +144,9 @@ def command(
     With $SRTCTL_STATUS_TOKEN set every request but / and /api/health needs
     `Authorization: Bearer <token>`; a read token ($SRTCTL_STATUS_READ_TOKEN) may only read.
     Without a write token the collector listens only on loopback, unless
-    --allow-unauthenticated. Runs in the foreground until Ctrl-C or SIGTERM.
+    --allow-unauthenticated, and answers only requests whose Host is loopback, --host or an
+    --allowed-host and whose Origin (if any) is loopback or a --cors-origin (DNS rebinding).
+    Runs in the foreground until Ctrl-C or SIGTERM.
     """
     from srt_cli.collector import (
         CollectorConfigError,
@@ -144,6 +171,9 @@ def command(
         tokens=tokens,
         allow_unauthenticated=allow_unauthenticated,
         cors_origins=cors_origins,
+        allowed_hosts=allowed_hosts,
+        request_timeout=request_timeout,
+        max_connections=max_connections,
     )
     try:
         collector = open_collector(settings, log=_log_line)

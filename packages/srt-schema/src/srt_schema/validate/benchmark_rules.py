@@ -27,6 +27,7 @@ from srt_schema.registry import (
 from srt_schema.router_bench import parse_prefix_ratios
 from srt_schema.served import HF_MODEL_PREFIX, parse_hf_model
 from srt_schema.structural import join_path
+from srt_schema.text_bounds import MAX_CONCURRENCY_LEVELS
 from srt_schema.validate.context import Context
 
 __all__ = ["RULES", "parse_concurrencies"]
@@ -102,6 +103,13 @@ def concurrencies(ctx: Context) -> Iterator[Issue]:
             "$.benchmark.concurrencies",
             f"{list(conc)} is not allowed; concurrencies must be a non-empty list of positive "
             "integers",
+        )
+        return
+    if len(conc) > MAX_CONCURRENCY_LEVELS:
+        yield ctx.issue(
+            "$.benchmark.concurrencies",
+            f"{len(conc)} concurrency levels is too many; write at most {MAX_CONCURRENCY_LEVELS} "
+            "(each level is one benchmark run)",
         )
         return
     repeated = sorted({c for c in conc if conc.count(c) > 1})
