@@ -18,8 +18,7 @@ sync: ## install uv if missing, then the workspace and dev tools into .venv, com
 	@command -v $(UV) >/dev/null || python3 -m pip install --quiet uv
 	$(UV) sync --all-packages --frozen --compile-bytecode
 	@# the workspace packages are editable installs: their bytecode lives beside the sources
-	$(UV) run --frozen python -m compileall -q packages/srt-schema/src packages/srt-planner/src \
-		packages/srt-runtime/src packages/srt-telemetry/src packages/srt-bench/src packages/srt-cli/src
+	$(UV) run --frozen python -m compileall -q $(wildcard packages/*/src)
 
 quickstart: sync ## a real benchmark on this machine: Dynamo frontend + 2 mocker workers + sa-bench
 	$(UV) run --frozen srtctl apply --local -f examples/quickstart.yaml
