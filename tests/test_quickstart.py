@@ -15,27 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from load_dependent import judged_valid_but_for_load, run_codes
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The one validity reason whose verdict depends on how busy this machine is, not on the
-#: deployment: the client's event-loop lag and CPU share (docs/testing.md). The test accepts it
-#: only with its evidence recorded beside it.
-LOAD_DEPENDENT = {"client_saturated"}
-
-
-def _judged_valid_but_for_load(validity: dict[str, object], load: dict[str, object]) -> None:
-    """`valid`, or `invalid` only for `client_saturated`, each reason quoting the client's own
-    recorded number that earned it (p99 loop lag or CPU share in its `client_load`)."""
-    reasons = validity.get("reasons", [])
-    assert isinstance(reasons, list)
-    codes = {r["code"] for r in reasons}
-    assert codes <= LOAD_DEPENDENT, validity
-    assert validity["verdict"] == ("invalid" if codes else "valid"), validity
-    for reason in reasons:
-        quoted = (f"lag {load['loop_lag_p99_ms']:.1f} ms", f"share {load['cpu_share']:.0%}")
-        assert any(q in reason["detail"] for q in quoted), (reason, load)
-
-
 pytestmark = pytest.mark.slow
 
 
@@ -64,11 +46,8 @@ def test_quickstart_runs_a_real_benchmark_here(tmp_path: Path) -> None:
         # The healthy quickstart is judged valid with no reason (srt-bench validity), but for
         # a client this machine's load saturated, which must show in its recorded numbers.
         assert run["client_load"]["lag_samples"] > 0
-        _judged_valid_but_for_load(run["validity"], run["client_load"])
-    if rollup["validity"] != {"verdict": "valid"}:
-        codes = {r["code"] for r in rollup["validity"]["reasons"]}
-        assert codes <= LOAD_DEPENDENT, rollup["validity"]
-        assert any(r["validity"]["verdict"] == "invalid" for r in runs.values())
+        judged_valid_but_for_load(run["validity"], run["client_load"])
+    run_codes(rollup)
     plan = json.loads((job_dir / "plan.json").read_text())
     assert {p["name"] for p in plan["processes"]} >= {
         "agg_0_node-01",
