@@ -146,3 +146,19 @@ def test_an_edited_lock_section_is_flagged(
     assert report.splitlines()[1] == (
         "  !! the lock section failed its integrity check (it may have been edited)"
     )
+
+
+def test_a_lock_section_of_the_wrong_shape_is_refused_before_the_run(
+    invoke: Invoke, data: Path, no_slurm_path: dict[str, str]
+) -> None:
+    first, _ = _run(invoke, data / "hello-service.yaml", no_slurm_path)
+    lock = _lockfile_with_fingerprints(first, keep_integrity=True)
+    doc = yaml.safe_load(lock.read_text())
+    doc["lock"]["exit_code"] = "zero"
+    lock.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = invoke("apply", "-f", str(lock), "--local", "--json", env=no_slurm_path)
+    assert result.exit_code == 2, result.output
+    assert f"{lock}: the lock section is not a recipe lock" in result.stderr
+    assert "$.exit_code" in result.stderr
+    (record,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert record["status"] == "error" and "output_dir" not in record

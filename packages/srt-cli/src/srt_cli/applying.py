@@ -265,13 +265,23 @@ class Applier:
 
     def _reference(self, job: LoadedJob) -> ReproductionReference | None:
         """Re-running a lockfile: its fingerprints, for the run's reproduction report."""
+        import msgspec
+
         from srt_runtime.reporting.lock_sections import build_integrity
         from srt_runtime.reporting.reproduce import ReproductionReference
+        from srt_schema.job_files import decode_lock
 
         lock = job.lock
         if lock is None or not isinstance(lock.get("fingerprints"), dict):
             return None
-        integrity_ok = lock.get("integrity") == build_integrity(lock)
+        try:
+            decoded = decode_lock(lock)
+        except msgspec.ValidationError as exc:
+            raise CliUsageError(
+                f"{job.label}: the lock section is not a recipe lock ({exc}); restore the file "
+                "or remove its lock: block to run the recipe without a reproduction report"
+            ) from exc
+        integrity_ok = decoded.integrity == build_integrity(lock)
         if integrity_ok:
             self.say(
                 f"{job.label}: lock integrity verified; the run's fingerprints will be compared "
@@ -282,7 +292,7 @@ class Applier:
                 f"warning: {job.label}: lock integrity check FAILED (the lock section may have "
                 "been edited); the run is still compared with it"
             )
-        job_id = lock.get("job_id") or (lock.get("slurm") or {}).get("job_id")
+        job_id = decoded.job_id or (decoded.slurm.job_id if decoded.slurm is not None else None)
         return ReproductionReference(
             source=job.label,
             integrity_ok=integrity_ok,

@@ -17,7 +17,6 @@ Why one module of ~450 lines: it is the one helper the job commands share, in th
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 import shlex
@@ -548,13 +547,14 @@ _PROC = Path("/proc")
 
 
 def read_recorded_pid(job_dir: Path) -> int | None:
-    """``pid`` in status.json, if the runtime records it (StatusEvent ignores it otherwise)."""
+    """The supervisor's ``pid`` in status.json (decoded as the runtime's StatusEvent), or None
+    when none is recorded or the file is missing or unreadable."""
     try:
-        doc = json.loads((job_dir / "status.json").read_bytes())
-    except (OSError, ValueError):  # missing, unreadable, not UTF-8 or not JSON: no pid recorded
+        status = read_status(job_dir)
+    except SlurmError:  # unreadable or not a status event: no pid recorded
         return None
-    pid = doc.get("pid") if isinstance(doc, dict) else None
-    return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
+    pid = status.pid if status is not None else None
+    return pid if pid is not None and pid > 0 else None
 
 
 def _argv(pid: int) -> list[str] | None:

@@ -127,14 +127,16 @@ def _srtctl_version(path: Path) -> str | None:
 
 
 def _job_missing(job_dir: Path) -> str:
+    from srt_cli.errors import SlurmError
+    from srt_cli.jobs import read_status
+
     try:
-        status = msgspec.json.decode((job_dir / "status.json").read_bytes())
-    except (OSError, msgspec.DecodeError):
+        status = read_status(job_dir)
+    except SlurmError as exc:
+        return f"no {ROLLUP_FILE}; {exc}"
+    if status is None:
         return f"no {ROLLUP_FILE} and no status.json (not started, or another -o)"
-    if isinstance(status, dict):
-        code = status.get("exit_code")
-        return f"no {ROLLUP_FILE} (job {status.get('status')}, exit code {code})"
-    return f"no {ROLLUP_FILE}"
+    return f"no {ROLLUP_FILE} (job {status.status}, exit code {status.exit_code})"
 
 
 def _expand(path: Path) -> list[tuple[str, Path, Path | None]] | str:
