@@ -95,23 +95,25 @@ def test_the_tokenizer_is_fetched_once_into_the_shared_cache_and_reused_offline(
 
 
 @pytest.mark.parametrize(
-    ("model", "first_line", "fix"),
+    ("model", "first_line", "fix", "cause"),
     [
         (
             "hf:Org/gated",
             "(HTTP 401, gated repository Org/gated)",
             "accept the license at",
+            "gated_repo",
         ),
         (
             "hf:Org/missing",
             "(HTTP 404, repository Org/missing not found)",
             "check the id in model.path",
+            "model_path_missing",
         ),
     ],
     ids=["gated-401", "missing-404"],
 )
 def test_a_refused_repo_fails_the_job_before_the_workers_with_the_diagnosis(
-    tmp_path: Path, model: str, first_line: str, fix: str
+    tmp_path: Path, model: str, first_line: str, fix: str, cause: str
 ) -> None:
     with HubServer({"Org/gated": TINY}, gated={"Org/gated": "the-token"}) as hub:
         env = {"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf")}
@@ -125,7 +127,11 @@ def test_a_refused_repo_fails_the_job_before_the_workers_with_the_diagnosis(
     ), output[-3000:]
     assert fix in output
     logs = job_dir / "logs"
-    assert "bench_tokenizer" in (logs / "diagnosis.json").read_text()
+    diagnosis = json.loads((logs / "diagnosis.json").read_text())
+    assert "bench_tokenizer" in json.dumps(diagnosis)
+    # the failure catalog names the cause (a provoked failure: issue 33)
+    assert diagnosis["cause"] == cause, diagnosis
+    assert f"  cause:  {cause}: " in output
     # no worker, frontend or benchmark was started: the job stopped at the step
     assert not list(logs.glob("*_agg_w*.out"))
     assert not (logs / "benchmark.out").exists()

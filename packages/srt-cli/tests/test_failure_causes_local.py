@@ -1,19 +1,31 @@
 """Failures provoked here, each in a real local job (``srtctl apply --local``, the real runtime):
 the diagnosis names the failure catalog's cause, ``srtctl status`` and ``srtctl wait`` report it
-with its fix. The provoking programs are real (the Dynamo mocker, Python, bash), not fakes."""
+with its fix. The provoking programs are real (the Dynamo mocker, Python, bash), not fakes. (The
+hub's refusals, gated and missing repositories, are provoked in tests/test_hub_model_local.py.)"""
 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
 import pytest
 from cli_testkit import Invoke
 
+TINY = Path(__file__).resolve().parents[3] / "examples" / "models" / "tiny-word"
+#: The Dynamo mocker on a real (tiny) model folder, its etcd / NATS at a port nothing listens on,
+#: giving up after two seconds (the runtime's own startup timeouts, shortened).
+MOCKER = shlex.join(["exec", sys.executable, "-m", "dynamo.mocker", "--model-path", str(TINY)])
+UNREACHABLE_ETCD = "ETCD_ENDPOINTS=http://127.0.0.1:9 ETCD_STARTUP_CONNECT_TIMEOUT_SECONDS=2"
+UNREACHABLE_NATS = "NATS_SERVER=nats://127.0.0.1:9 NATS_STARTUP_CONNECT_TIMEOUT_SECONDS=2"
+NATS_PLANES = "--discovery-backend mem --request-plane nats --event-plane nats"
+
 #: (cause the catalog must name, the terminal service's command)
 PROVOKED = [
     ("unknown_engine_flag", [sys.executable, "-m", "dynamo.mocker", "--no-such-flag", "1"]),
+    ("etcd_unreachable", ["bash", "-c", f"{UNREACHABLE_ETCD} {MOCKER}"]),
+    ("nats_unreachable", ["bash", "-c", f"{UNREACHABLE_NATS} {MOCKER} {NATS_PLANES}"]),
     ("disk_full", [sys.executable, "-c", "open('/dev/full', 'w').write('x' * 100000)"]),
     (
         "port_in_use",

@@ -220,6 +220,9 @@ def test_a_busy_port_refuses_the_job_before_anything_starts(
         "or program holding them (srtctl cancel <job_id> for another local job) and apply again"
     )
     assert argv.split()[0] in status["message"]
+    # The failure catalog names the cause (a provoked failure: issue 33).
+    diagnosis = json.loads((job_dir / "logs" / "diagnosis.json").read_text())
+    assert diagnosis["cause"] == "port_in_use", diagnosis
     # Refused before the first process (host_setup's) started.
     assert not (job_dir / "logs" / "setup.out").exists()
     assert not (job_dir / "logs" / RECORD_NAME).exists()
