@@ -13,22 +13,35 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, assert_never
 
 import msgspec
 
-from srt_planner.context import DEFAULT_DYNAMO_VERSION
+from srt_planner.dynamo_install import (
+    INSTALL_SCRIPT,
+    GitSource,
+    PypiSource,
+    TopOfTreeSource,
+    WheelFile,
+    WheelVersion,
+    install_source_of,
+)
 from srt_planner.plan import JobPlan, ProcessSpec
 from srt_schema.cluster import ClusterConfig
 from srt_schema.recipe import Recipe
 
 __all__ = [
     "CATALOG_TOOLS",
+    "FAMILY_DISTRIBUTIONS",
     "FLAG_CHECK_ENV",
+    "CatalogChoice",
     "FlagCatalog",
     "FlagFinding",
+    "Installed",
     "check_plan",
+    "family_of",
     "program_of",
+    "resolve_catalogs",
     "version_key",
 ]
 
@@ -65,6 +78,46 @@ class FlagFinding(msgspec.Struct, frozen=True, kw_only=True):
     flag: str = ""
     #: The program's version was resolved and its catalog shipped (else: nearest catalog).
     resolved: bool = False
+
+
+class Installed(msgspec.Struct, frozen=True, kw_only=True):
+    """Versions read where a job's programs run: this interpreter's install, or what
+    ``srtctl preflight`` probed in the runtime interpreter or image (the CLI reads them)."""
+
+    #: Said after the version in messages: ``this host's install``, ``probed in ...``.
+    where: str
+    #: Program family (``dynamo``, ``sglang``, ``sglang-router``...) -> version; a family that
+    #: is not installed there is absent.
+    versions: dict[str, str] = {}
+
+
+class CatalogChoice(msgspec.Struct, frozen=True, kw_only=True):
+    """The catalog one program of one process is checked against, and why."""
+
+    process: str
+    tool: str
+    #: The version resolved (None: unresolved) and where it came from.
+    version: str | None
+    where: str
+    #: The catalogued version the check uses: ``version`` itself when ``exact``, else the nearest.
+    catalog: str
+    exact: bool
+
+
+#: Program family -> the distribution that installs it (what a probe asks the metadata of).
+FAMILY_DISTRIBUTIONS = {
+    "dynamo": "ai-dynamo",
+    "sglang": "sglang",
+    "vllm": "vllm",
+    "sglang-router": "sglang-router",
+    "smg": "smg",
+    "vllm-router": "vllm-router",
+}
+
+
+def family_of(tool: str) -> str:
+    """``dynamo-frontend`` -> ``dynamo``: the Dynamo catalogs share one installed package."""
+    return "dynamo" if tool.startswith("dynamo-") else tool
 
 
 #: Programs with catalogs, by the module / executable the argv names.
@@ -165,32 +218,51 @@ def _declared(cluster: ClusterConfig, image: str) -> dict[str, str]:
     return {}
 
 
+def _dynamo_install(plan: JobPlan, recipe: Recipe) -> tuple[str | None, str] | None:
+    """(version, where) of the Dynamo srt installs for the job's Dynamo steps, when the plan
+    installs one (its install script, srt_planner.dynamo_install): that is what they run,
+    whatever the image holds. A git or wheel-file source has no version to check."""
+    if not any(f.path == INSTALL_SCRIPT for f in plan.files):
+        return None
+    match install_source_of(recipe):
+        case PypiSource(version=version):
+            pinned = recipe.dynamo.source is not None and recipe.dynamo.source.pypi
+            return version, (
+                "dynamo.source" if pinned else "the Dynamo release srt installs by default"
+            )
+        case WheelVersion(version=version):
+            return version, "dynamo.source"
+        case WheelFile() | GitSource() | TopOfTreeSource():
+            return None, "srt's Dynamo install from source"
+        case other:
+            assert_never(other)
+
+
 def _resolve(
     tool: str, image: str | None, plan: JobPlan, recipe: Recipe, context: _Context
 ) -> tuple[str | None, str]:
     """(version, where it came from) of ``tool`` in a process running ``image``."""
-    family = "dynamo" if tool.startswith("dynamo-") else tool
+    family = family_of(tool)
     on_host = plan.container_runtime == "none"
+    if family == "dynamo":
+        installed = _dynamo_install(plan, recipe)
+        if installed is not None:
+            return installed
     if image is not None and not on_host:
+        probed = context.images.get(image)
+        if probed is not None and family in probed.versions:
+            return probed.versions[family], probed.where
         declared = _declared(context.cluster, image)
         if family in declared:
             return declared[family], "srtslurm.yaml container_versions"
         found = _image_version(image, tool)
         if found is not None:
             return found, f"image {image}"
-    if family == "dynamo":
-        dynamo = recipe.dynamo
-        source = dynamo.source
-        installs = dynamo.install and not dynamo.top_of_tree and plan.stand_in is None
-        pinned = source.pypi or source.wheel if source is not None else None
-        if installs and pinned and not pinned.endswith(".whl"):
-            return pinned, "dynamo.source"
-        if installs and source is None and not on_host:
-            return DEFAULT_DYNAMO_VERSION, "the Dynamo release srt installs by default"
-    if on_host and family in context.host:
-        return context.host[family], "installed on this host"
+    host = context.host
+    if on_host and host is not None and family in host.versions:
+        return host.versions[family], host.where
     if on_host:
-        return None, "the host's install"
+        return None, f"not installed; {host.where}" if host is not None else "the host's install"
     return None, f"image {image}" if image else "no container"
 
 
@@ -255,7 +327,47 @@ def _bad_value(entry: FlagEntry, values: list[str]) -> tuple[str, str] | None:
 
 class _Context(msgspec.Struct, frozen=True, kw_only=True):
     cluster: ClusterConfig
-    host: Mapping[str, str]
+    host: Installed | None
+    images: Mapping[str, Installed]
+
+
+def resolve_catalogs(
+    plan: JobPlan,
+    recipe: Recipe,
+    cluster: ClusterConfig,
+    catalogs: Mapping[str, Mapping[str, FlagCatalog]],
+    *,
+    host: Installed | None = None,
+    images: Mapping[str, Installed] | None = None,
+) -> list[CatalogChoice]:
+    """For every process srt launches with a catalogued program, each program's version (where
+    it came from) and the catalog the check uses for it. ``host``: the versions where a
+    ``container_runtime: none`` job runs its programs; ``images``: versions probed in each
+    container image (pyxis). Both are read by the caller."""
+    context = _Context(cluster=cluster, host=host, images=dict(images or {}))
+    out: list[CatalogChoice] = []
+    for process in plan.processes:
+        found = program_of(tuple(process.stand_in_for or process.argv))
+        if found is None:
+            continue
+        image = _image(recipe, process)
+        for tool in found[0]:
+            available = catalogs.get(tool, {})
+            if not available:
+                continue
+            version, where = _resolve(tool, image, plan, recipe, context)
+            exact = version is not None and version in available
+            out.append(
+                CatalogChoice(
+                    process=process.name,
+                    tool=tool,
+                    version=version,
+                    where=where,
+                    catalog=version if exact and version else _nearest(list(available), version),
+                    exact=exact,
+                )
+            )
+    return out
 
 
 def check_plan(
@@ -264,32 +376,35 @@ def check_plan(
     cluster: ClusterConfig,
     catalogs: Mapping[str, Mapping[str, FlagCatalog]],
     *,
-    host: Mapping[str, str] | None = None,
+    host: Installed | None = None,
+    images: Mapping[str, Installed] | None = None,
 ) -> list[FlagFinding]:
-    """Every finding of every process srt launches with a known program (module docstring).
-
-    ``host``: versions installed where a ``container_runtime: none`` job runs its programs
-    (``dynamo``, ``sglang-router``...), read by the caller."""
-    context = _Context(cluster=cluster, host=dict(host or {}))
+    """Every finding of every process srt launches with a known program (module docstring);
+    ``host`` and ``images`` as for :func:`resolve_catalogs`."""
     findings: dict[tuple[str, str], FlagFinding] = {}
     warned: set[str] = set()
+    by_process: dict[str, list[CatalogChoice]] = {}
+    for choice in resolve_catalogs(plan, recipe, cluster, catalogs, host=host, images=images):
+        by_process.setdefault(choice.process, []).append(choice)
     for process in plan.processes:
+        choices = by_process.get(process.name)
+        if not choices:
+            continue
         argv = process.stand_in_for or process.argv
         found = program_of(tuple(argv))
-        if found is None:
-            continue
-        tools, start = found
-        image = _image(recipe, process)
+        assert found is not None  # resolve_catalogs chose a catalog for it
         chosen: list[tuple[str, str, bool, list[FlagCatalog]]] = []
-        for tool in tools:
-            available = catalogs.get(tool, {})
-            if not available:
-                continue
-            version, where = _resolve(tool, image, plan, recipe, context)
-            exact = version is not None and version in available
-            nearest = version if exact and version else _nearest(list(available), version)
+        for choice in choices:
+            tool, version, nearest, exact = (
+                choice.tool,
+                choice.version,
+                choice.catalog,
+                choice.exact,
+            )
+            available = catalogs[tool]
             if not exact and tool not in warned:
                 warned.add(tool)
+                where = choice.where
                 what = f"{tool} {version} ({where})" if version else f"the {tool} version ({where})"
                 findings[("version", tool)] = FlagFinding(
                     severity="warning",
@@ -303,11 +418,9 @@ def check_plan(
                     ),
                 )
             others = [available[v] for v in sorted(available, key=version_key) if v != nearest]
-            label = f"{nearest} ({where})" if exact else nearest
+            label = f"{nearest} ({choice.where})" if exact else nearest
             chosen.append((tool, label, exact, [available[nearest], *others]))
-        if not chosen:
-            continue
-        for flag, values in _flags(tuple(argv), start):
+        for flag, values in _flags(tuple(argv), found[1]):
             _check_flag(findings, recipe, process, (flag, values), chosen)
     return list(findings.values())
 
