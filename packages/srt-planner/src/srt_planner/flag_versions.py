@@ -16,6 +16,7 @@ from typing import assert_never
 
 import msgspec
 
+from srt_planner.context import container_runtime_of
 from srt_planner.dynamo_install import (
     INSTALL_SCRIPT,
     GitSource,
@@ -36,6 +37,7 @@ __all__ = [
     "Installed",
     "family_of",
     "image_of",
+    "pinned_version",
     "program_of",
     "resolve_catalogs",
     "version_key",
@@ -167,6 +169,26 @@ def _declared(cluster: ClusterConfig, image: str) -> dict[str, str]:
     return {}
 
 
+def _pinned(tool: str, image: str, cluster: ClusterConfig) -> tuple[str, str] | None:
+    """(version, where) of ``tool`` in ``image`` as srtslurm.yaml or the image's tag says."""
+    declared = _declared(cluster, image)
+    family = family_of(tool)
+    if family in declared:
+        return declared[family], "srtslurm.yaml container_versions"
+    found = _image_version(image, tool)
+    return (found, f"image {image}") if found is not None else None
+
+
+def pinned_version(tool: str, image: str | None, cluster: ClusterConfig) -> str | None:
+    """The version of ``tool`` a container ``image`` runs, as the recipe and srtslurm.yaml say
+    (``container_versions``, the tag; never a probe or the host): what an argv builder may adapt
+    srt's own flags to (None: not said, or no containers)."""
+    if image is None or container_runtime_of(cluster) == "none":
+        return None
+    found = _pinned(tool, image, cluster)
+    return found[0] if found is not None else None
+
+
 def _dynamo_install(plan: JobPlan, recipe: Recipe) -> tuple[str | None, str] | None:
     """(version, where) of the Dynamo srt installs for the job's Dynamo steps, when the plan
     installs one (its install script, srt_planner.dynamo_install): that is what they run,
@@ -201,12 +223,9 @@ def _resolve(
         probed = context.images.get(image)
         if probed is not None and family in probed.versions:
             return probed.versions[family], probed.where
-        declared = _declared(context.cluster, image)
-        if family in declared:
-            return declared[family], "srtslurm.yaml container_versions"
-        found = _image_version(image, tool)
-        if found is not None:
-            return found, f"image {image}"
+        pinned = _pinned(tool, image, context.cluster)
+        if pinned is not None:
+            return pinned
     host = context.host
     if on_host and host is not None and family in host.versions:
         return host.versions[family], host.where
