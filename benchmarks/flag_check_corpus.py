@@ -89,7 +89,8 @@ def main() -> None:
         )
         stand_in = StandIn(model="/tmp/stand-in-model")
     host = host_versions(cluster)
-    print(f"mode: {'stand-in, host ' + str(host) if args.stand_in else 'pyxis cluster'}")
+    versions = host.versions if host is not None else {}
+    print(f"mode: {'stand-in, host ' + str(versions) if args.stand_in else 'pyxis cluster'}")
     start = time.perf_counter()
     catalogs = load_catalogs()
     read = time.perf_counter() - start

@@ -38,13 +38,9 @@ RECIPES = (
 #: (program family, first version that takes it, flag srt adds) -> why older catalogued versions
 #: refuse it. "" as the version: no catalogued version takes it (a finding, docs/flag-check.md).
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("vllm", "0.24.0", "--device-ids"): "vLLM has --device-ids from 0.24.0; an older image needs "
-    "engine.set_visible_devices: true",
     ("dynamo", "1.1.1", "--disaggregation-mode"): "dynamo.vllm 0.8 spelled it --is-prefill-worker",
     ("dynamo", "1.1.1", "--gms-shadow-mode"): "vLLM failover needs dynamo.vllm >= 1.1",
     ("sglang", "0.5.11", "--incremental-streaming-output"): "sidecar mode: SGLang >= 0.5.11",
-    ("sglang", "", "--dump-config-to"): "sidecar mode gives SGLang's own server Dynamo's "
-    "--dump-config-to; no catalogued SGLang takes it",
 }
 FAMILIES = ("sglang", "vllm", "dynamo", "sglang-router", "smg", "vllm-router")
 
@@ -61,14 +57,23 @@ def _plans() -> list[tuple[str, Recipe, JobPlan]]:
         except (SchemaError, RecipeError):
             continue
         for job in jobs[:1]:
+            # Dynamo srt installs into the image is the version that runs (the check resolves it
+            # from dynamo.source); without the install, container_versions pins every program
+            recipe = msgspec.structs.replace(
+                job.recipe, dynamo=msgspec.structs.replace(job.recipe.dynamo, install=False)
+            )
             try:
-                request = plan_allocation(job.recipe, CLUSTER, runner_name=None)
-                nodes = tuple(f"node-{i:02d}" for i in range(1, request.nodes + 1))
-                plan = plan_job(job.recipe, CLUSTER, nodes, "1")
+                plan = _plan(recipe, CLUSTER)
             except PlannerError:
                 continue
-            out.append((path.name, job.recipe, plan))
+            out.append((path.name, recipe, plan))
     return out
+
+
+def _plan(recipe: Recipe, cluster: ClusterConfig) -> JobPlan:
+    request = plan_allocation(recipe, cluster, runner_name=None)
+    nodes = tuple(f"node-{i:02d}" for i in range(1, request.nodes + 1))
+    return plan_job(recipe, cluster, nodes, "1")
 
 
 def _pinned(plan: JobPlan, versions: dict[str, str]) -> ClusterConfig:
@@ -101,8 +106,10 @@ def test_srt_flags_pass_every_catalogued_version(family: str) -> None:
     seen: set[tuple[str, str, str]] = set()
     for version in versions:
         pins = {**newest, family: version}
-        for name, recipe, plan in plans:
-            cluster = _pinned(plan, pins)
+        for name, recipe, unpinned in plans:
+            cluster = _pinned(unpinned, pins)
+            # planned for the pinned versions: srt adapts its own flags to them
+            plan = _plan(recipe, cluster)
             for finding in check_plan(plan, recipe, cluster, catalogs):
                 if finding.severity != "error" or "(added by srt)" not in finding.path:
                     continue
@@ -118,3 +125,14 @@ def test_srt_flags_pass_every_catalogued_version(family: str) -> None:
         return  # some rows are only met by public recipes
     stale = [row for row in KNOWN if row[0] == family and row not in seen]
     assert not stale, f"KNOWN rows no catalog needs any more: {stale}"
+
+
+def test_the_first_vllm_with_device_ids_is_the_catalogs_one() -> None:
+    """srt adds --device-ids only from DEVICE_IDS_SINCE on (a pinned older vLLM gets the GPU
+    mask); the catalogs say which versions have it."""
+    from srt_planner.engines.vllm import DEVICE_IDS_SINCE
+
+    since = version_key(DEVICE_IDS_SINCE)
+    has = {v: "--device-ids" in c.flags for v, c in load_catalogs()["vllm"].items()}
+    assert has == {v: version_key(v) >= since for v in has}
+    assert any(has.values()) and not all(has.values())

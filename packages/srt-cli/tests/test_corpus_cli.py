@@ -53,14 +53,6 @@ def _index(layout: str) -> list[tuple[str, str]]:
     return rows
 
 
-# Migrated v1 files whose dry-run the flag check stops (exit 2): a flag srt adds itself that the
-# pinned engine version does not have (docs/flag-check.md#findings-over-the-public-corpus).
-FLAG_CHECK_REFUSES: dict[str, str] = {
-    "NVIDIA/srt-slurm-recipes/recipes/multi-node/Kimi-K2.5/GB200/vllm/1k1k-sa/"
-    "disagg-gb200-1p1d-dep4-dep16.yaml": "--device-ids is not a flag of vllm 0.21.0",
-}
-
-
 def _v2_dry_run_files() -> list[str]:
     tables = _schema_corpus_tables()
     return [
@@ -81,7 +73,6 @@ def test_tables_name_real_files() -> None:
     assert set(PLANNER_REFUSES) <= set(_v2_dry_run_files())
     exceptions = yaml.safe_load(MIGRATION_EXCEPTIONS.read_text())
     assert set(exceptions) <= set(_v1_files())
-    assert set(FLAG_CHECK_REFUSES) <= set(_v1_files())
 
 
 @pytest.mark.parametrize("rel", or_absent(_v2_dry_run_files()))
@@ -106,12 +97,6 @@ def test_v1_recipe_migrates_and_dry_runs(invoke: Invoke, rel: str, tmp_path: Pat
     if rel in exceptions:
         assert result.exit_code == 2, f"{rel} is listed as not loading, but: {result.output}"
         assert "Traceback" not in result.output
-        return
-    if rel in FLAG_CHECK_REFUSES:
-        assert result.exit_code == 2, result.output
-        assert FLAG_CHECK_REFUSES[rel] in result.stderr
-        skipped = invoke("dry-run", "-f", str(target), "--skip-flag-check")
-        assert skipped.exit_code == 0, skipped.stderr
         return
     assert result.exit_code == 0, result.stderr
     assert "--- plan on node-" in result.stdout

@@ -56,13 +56,18 @@ def test_render_runs_preflight(invoke: Invoke, data: Path, tmp_path: Path) -> No
 
 def test_preflight_reports_each_job(invoke: Invoke, data: Path, tmp_path: Path) -> None:
     good = _with_model(data / "mocker-agg.yaml", tmp_path / "model")
-    ok = invoke("preflight", "-f", str(good))
+    ok = invoke("preflight", "-f", str(good), "--no-probe")
     assert ok.exit_code == 0
-    assert ok.stdout == f"✓ {good}: mocker-agg\n"
+    # srt installs its default Dynamo into the image (dynamo.install), whatever the image's tag
+    assert ok.stdout == (
+        f"✓ {good}: mocker-agg\n"
+        f"  {good}: versions: dynamo-frontend 1.6.1 (the Dynamo release srt installs by "
+        "default), catalog dynamo-frontend 1.6.1 (exact)\n"
+    )
     bad = invoke("preflight", "-f", str(data / "overrides.yaml:override_two"))
     assert bad.exit_code == 4
     label = f"{data / 'overrides.yaml'}:override_two"
-    assert bad.stdout.splitlines() == [
+    assert bad.stdout.splitlines()[:2] == [
         f"✗ {label}: ovr_two",
         f"  {label}: $.model.path: '/models/qwen3-0.6b' is not a folder and not a model_paths "
         "alias (no srtslurm.yaml was found, so there are no aliases); give an existing folder, "
@@ -79,7 +84,7 @@ def test_preflight_unknown_alias(invoke: Invoke, data: Path, tmp_path: Path) -> 
     recipe.write_text(text.replace("nvcr.io#nvidia/ai-dynamo/sglang-runtime:0.8.0", "dynamoo"))
     result = invoke("preflight", "-f", str(recipe))
     assert result.exit_code == 4
-    assert result.stdout.splitlines()[1:] == [
+    assert result.stdout.splitlines()[1:3] == [
         f"  {recipe}: $.model.path: alias 'qwen' resolves to '/nowhere/qwen', which is not a "
         "folder on this machine; fix model_paths in srtslurm.yaml or mount the model",
         f"  {recipe}: $.model.container: 'dynamoo' is neither a registry image (name:tag) nor an "

@@ -7,7 +7,15 @@ from typing import Any
 from planner_testkit import RecipeFactory
 
 from srt_planner import plan_job
-from srt_planner.flagcheck import FlagCatalog, FlagFinding, check_plan, program_of, version_key
+from srt_planner.flagcheck import (
+    FlagCatalog,
+    FlagFinding,
+    Installed,
+    check_plan,
+    program_of,
+    resolve_catalogs,
+    version_key,
+)
 from srt_planner.plan import StandIn
 from srt_schema.cluster import ClusterConfig
 
@@ -155,8 +163,9 @@ def test_the_dynamo_version_comes_from_dynamo_source(make_recipe: RecipeFactory)
     local = ClusterConfig(container_runtime="none", launcher="local")
     assert check_plan(plan_job(pinned, local, ("node-01",), "1"), pinned, local, catalogs) == []
     plan = plan_job(pinned, local, ("node-01",), "1", stand_in=StandIn(model="/m"))
-    (finding,) = check_plan(plan, pinned, local, catalogs, host={"dynamo": "1.6.1"})
-    assert "(installed on this host)" in finding.message
+    host = Installed(where="this host's install", versions={"dynamo": "1.6.1"})
+    (finding,) = check_plan(plan, pinned, local, catalogs, host=host)
+    assert "(this host's install)" in finding.message
 
 
 def test_programs_are_found_in_the_argv() -> None:
@@ -169,3 +178,54 @@ def test_programs_are_found_in_the_argv() -> None:
 def test_versions_sort_in_release_order() -> None:
     versions = ["0.5.11", "0.5.8.post1", "0.5.8", "0.5.23"]
     assert sorted(versions, key=version_key) == ["0.5.8", "0.5.8.post1", "0.5.11", "0.5.23"]
+
+
+def test_a_probed_image_version_beats_its_tag(make_recipe: RecipeFactory) -> None:
+    image = "lmsysorg/sglang:v0.5.8-cu130"
+    recipe = make_recipe(
+        frontend={"type": "sglang"},
+        roles={"agg": {"nodes": 1, "workers": 1, "args": {"speculative-algorithm": "EAGLE"}}},
+        **_tagged(image),
+    )
+    plan = plan_job(recipe, CLUSTER, ("node-01",), "1")
+    (tagged,) = _findings(make_recipe, {"speculative-algorithm": "EAGLE"}, **_tagged(image))
+    assert tagged.kind == "other-version" and "sglang 0.5.8 (image" in tagged.message
+    probed = Installed(where="probed in image x, python3 on n1", versions={"sglang": "0.5.23"})
+    (choice,) = resolve_catalogs(plan, recipe, CLUSTER, CATALOGS, images={image: probed})
+    assert (choice.tool, choice.version, choice.where) == ("sglang", "0.5.23", probed.where)
+    assert (choice.catalog, choice.exact) == ("0.5.23", True)
+    findings = check_plan(plan, recipe, CLUSTER, CATALOGS, images={image: probed})
+    assert [f for f in findings if not f.path.startswith("process ")] == []
+    # a version the probe found that has no catalog: the nearest, said
+    older = Installed(where="probed", versions={"sglang": "0.5.9"})
+    (choice,) = resolve_catalogs(plan, recipe, CLUSTER, CATALOGS, images={image: older})
+    assert (choice.version, choice.catalog, choice.exact) == ("0.5.9", "0.5.8", False)
+
+
+def test_srt_s_own_dynamo_install_beats_the_probed_image(make_recipe: RecipeFactory) -> None:
+    catalogs = {
+        "dynamo-frontend": {
+            "0.8.0": _catalog("dynamo-frontend", "0.8.0", "--http-port"),
+            "1.6.1": _catalog("dynamo-frontend", "1.6.1", "--http-port"),
+        }
+    }
+    image = "nvcr.io#nvidia/ai-dynamo/sglang-runtime:0.8.0"
+    probed = {image: Installed(where="probed", versions={"dynamo": "0.8.0"})}
+    recipe = make_recipe(
+        model={"path": "/m", "container": image, "precision": "bf16"}, dynamo={"install": False}
+    )
+    plan = plan_job(recipe, CLUSTER, ("node-01",), "1")
+    (choice,) = resolve_catalogs(plan, recipe, CLUSTER, catalogs, images=probed)
+    assert (choice.version, choice.where) == ("0.8.0", "probed")
+    pinned = make_recipe(
+        model={"path": "/m", "container": image, "precision": "bf16"},
+        dynamo={"source": {"pypi": "1.6.1"}},
+    )
+    plan = plan_job(pinned, CLUSTER, ("node-01",), "1")
+    (choice,) = resolve_catalogs(plan, pinned, CLUSTER, catalogs, images=probed)
+    # srt installs the pinned Dynamo into the container: that is what runs, whatever its tag
+    assert (choice.version, choice.where) == ("1.6.1", "dynamo.source")
+    default = make_recipe(model={"path": "/m", "container": image, "precision": "bf16"})
+    plan = plan_job(default, CLUSTER, ("node-01",), "1")
+    (choice,) = resolve_catalogs(plan, default, CLUSTER, catalogs, images=probed)
+    assert (choice.version, choice.where) == ("1.6.1", "the Dynamo release srt installs by default")

@@ -374,3 +374,36 @@ def test_local_launcher_implies_no_containers(make_recipe: RecipeFactory) -> Non
     plan = plan_job(make_recipe(), cluster, "n0", "1")
     assert plan.container_runtime == "none"
     assert all(s.container is None and s.srun_argv == () for s in plan.processes)
+
+
+@pytest.mark.parametrize(
+    ("image", "declared", "device_ids"),
+    [
+        ("vllm/vllm-openai:v0.24.0", None, True),
+        ("vllm/vllm-openai:v0.21.0", None, False),  # older than --device-ids: the mask
+        ("/images/vllm.sqsh", None, True),  # version not said: the newest vLLM's flag
+        ("/images/vllm.sqsh", "0.20.1", False),  # srtslurm.yaml container_versions
+    ],
+)
+def test_a_pinned_vllm_older_than_device_ids_gets_the_gpu_mask(
+    make_recipe: RecipeFactory,
+    cluster: ClusterConfig,
+    image: str,
+    declared: str | None,
+    device_ids: bool,
+) -> None:
+    recipe = make_recipe(
+        model={"path": "/models/m", "container": image, "precision": "bf16"},
+        engine={"type": "vllm"},
+        roles={"agg": {"nodes": 1, "workers": 2, "gpus": 2}},
+    )
+    if declared is not None:
+        cluster = msgspec.structs.replace(cluster, container_versions={image: {"vllm": declared}})
+    plan = plan_job(recipe, cluster, "n[0-0]", "7")
+    second = _by_name(plan)["agg_1_n0"]
+    assert ("--device-ids" in second.argv) is device_ids
+    if device_ids:
+        assert second.argv[second.argv.index("--device-ids") + 1] == "2,3"
+        assert "CUDA_VISIBLE_DEVICES" not in second.env
+    else:
+        assert second.env["CUDA_VISIBLE_DEVICES"] == "2,3"

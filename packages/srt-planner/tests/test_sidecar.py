@@ -42,7 +42,9 @@ def test_sglang_leader_runs_engine_and_sidecar_in_one_step(
     assert engine_argv[:3] == ["python3", "-m", "sglang.launch_server"]
     assert engine_argv[engine_argv.index("--grpc-port") + 1] == "51000"
     assert "--incremental-streaming-output" in engine_argv
+    # dynamo.sglang's own flags: SGLang's server (every catalogued version) refuses them
     assert "--request-plane" not in engine_argv
+    assert "--dump-config-to" not in engine_argv
     assert shlex.split(sidecar.removesuffix(" &")) == [
         "python3",
         "-m",
@@ -58,6 +60,7 @@ def test_sglang_leader_runs_engine_and_sidecar_in_one_step(
     assert follower.argv[:3] == ("python3", "-m", "sglang.launch_server")
     assert "--grpc-port" not in follower.argv
     assert "--incremental-streaming-output" in follower.argv
+    assert "--dump-config-to" not in follower.argv
     for spec in (leader, follower):
         assert spec.env["SGLANG_RUST_BUILD_MODE"] == "never"
         assert spec.env["DYN_SYSTEM_PORT"] == str(spec.ports["sys"])

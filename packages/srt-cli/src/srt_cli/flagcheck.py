@@ -21,36 +21,29 @@ from srt_cli.errors import InvalidRecipeError
 
 if TYPE_CHECKING:
     from srt_cli.planning import PlannedJob
-    from srt_planner.flagcheck import FlagCatalog, FlagFinding
+    from srt_planner.flagcheck import FlagCatalog, FlagFinding, Installed
     from srt_schema.cluster import ClusterConfig
 
 __all__ = ["enforce", "findings_of", "host_versions", "load_catalogs"]
 
-#: Program family -> the distribution that installs it on a host.
-_DISTRIBUTIONS = {
-    "dynamo": "ai-dynamo",
-    "sglang": "sglang",
-    "vllm": "vllm",
-    "sglang-router": "sglang-router",
-    "smg": "smg",
-    "vllm-router": "vllm-router",
-}
 
-
-def host_versions(cluster: ClusterConfig) -> dict[str, str]:
+def host_versions(cluster: ClusterConfig) -> Installed | None:
     """Versions a ``container_runtime: none`` job runs: this interpreter's packages when the
-    job uses it (``runtime_python`` unset); another interpreter's are not probed (unresolved)."""
+    job uses it (``runtime_python`` unset); another interpreter's are read only by
+    ``srtctl preflight``'s probe (srt_cli.probing)."""
     if cluster.container_runtime != "none" or cluster.runtime_python is not None:
-        return {}
+        return None
     from importlib import metadata
 
+    from srt_planner.flagcheck import FAMILY_DISTRIBUTIONS, Installed
+
     out: dict[str, str] = {}
-    for family, distribution in _DISTRIBUTIONS.items():
+    for family, distribution in FAMILY_DISTRIBUTIONS.items():
         try:
             out[family] = metadata.version(distribution)
         except metadata.PackageNotFoundError:
             continue
-    return out
+    return Installed(where="this host's install", versions=out)
 
 
 class _Catalogs(Mapping[str, Mapping[str, "FlagCatalog"]]):
@@ -96,7 +89,15 @@ def load_catalogs() -> Mapping[str, Mapping[str, FlagCatalog]]:
     return _Catalogs(Path(srt_planner.__file__).parent / "flag_catalogs")
 
 
-def findings_of(planned: PlannedJob, cluster: ClusterConfig) -> list[FlagFinding]:
+def findings_of(
+    planned: PlannedJob,
+    cluster: ClusterConfig,
+    *,
+    host: Installed | None = None,
+    images: Mapping[str, Installed] | None = None,
+) -> list[FlagFinding]:
+    """The check of one planned job. ``host`` / ``images``: versions preflight probed where the
+    job runs (else this interpreter's, for a job that runs it)."""
     from srt_planner.flagcheck import check_plan
 
     return check_plan(
@@ -104,7 +105,8 @@ def findings_of(planned: PlannedJob, cluster: ClusterConfig) -> list[FlagFinding
         planned.job.recipe,
         cluster,
         load_catalogs(),
-        host=host_versions(cluster),
+        host=host if host is not None else host_versions(cluster),
+        images=images,
     )
 
 

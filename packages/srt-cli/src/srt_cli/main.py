@@ -30,7 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "Serve srtctl's tools to agents: a Model Context Protocol server over stdio."),
     "migrate": ("migrate", "Rewrite schema-1 (v1) recipes as schema 2, comments kept."),
     "monitor": ("monitor", "A live table of your jobs (squeue --me and local runs)."),
-    "preflight": ("preflight", "Check model paths, images and binaries exist; submit nothing."),
+    "preflight": (
+        "preflight",
+        "Check model paths, images and binaries exist, probe engine versions; submit nothing.",
+    ),
     "render": ("render", "Write sbatch_script.sh, config.yaml and plan.json into a folder."),
     "report": ("report", "One HTML page for a sweep: Pareto frontier, curves, validity, links."),
     "resolve-override": (

@@ -1,11 +1,13 @@
 """Pre-submit checks: the model folder, container images and telemetry binaries exist where the
-cluster config says (docs/recipes.md#preflight). Reads the filesystem and PATH; submits nothing.
+cluster config says (docs/recipes.md#preflight), and the engine/router flags pass the catalog of
+the version installed where they run (docs/flag-check.md#probing). Reads the filesystem and PATH,
+runs the version probe; submits nothing.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,10 +15,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from srt_cli.environment import Edge
     from srt_cli.planning import PlannedJob
+    from srt_cli.probing import Probe, Runtime
+    from srt_planner.flagcheck import Installed
     from srt_planner.plan import JobPlan, ProcessSpec
     from srt_schema.cluster import ClusterConfig
 
-__all__ = ["Finding", "check_job", "is_image_uri", "preflight_path", "unknown_aliases"]
+__all__ = [
+    "Finding",
+    "check_job",
+    "check_versions",
+    "is_image_uri",
+    "preflight_path",
+    "unknown_aliases",
+]
 
 
 @dataclass(frozen=True)
@@ -227,6 +238,50 @@ def check_job(
                 )
         findings += _check_modules(plan, python)
     return findings
+
+
+def check_versions(
+    planned: PlannedJob,
+    cluster: ClusterConfig,
+    *,
+    python: str,
+    probe: Callable[[Runtime, list[str]], Probe] | None,
+) -> tuple[list[str], list[Finding]]:
+    """Probe every runtime of the job's catalogued programs (``probe``: srt_cli.probing.run_probe,
+    cached by the caller; None: no probe, the versions validate resolves), say what each has and
+    which catalog each program is checked against, and check the flags against those catalogs:
+    an error is fatal, a warning is not."""
+    from srt_cli.flagcheck import findings_of, host_versions, load_catalogs
+    from srt_cli.probing import describe_versions, runtimes_of
+    from srt_planner.flagcheck import resolve_catalogs
+
+    runtimes = runtimes_of(planned.plan, python) if probe is not None else {}
+    probes = [probe(runtime, wanted) for runtime, wanted in runtimes.items() if probe is not None]
+    host: Installed | None = None
+    images: dict[str, Installed] = {}
+    for found in probes:
+        if found.error is not None:
+            continue
+        if found.runtime.image is None:
+            host = host or found.installed()
+        else:
+            images.setdefault(found.runtime.image, found.installed())
+    host = host or host_versions(cluster)
+    recipe = planned.job.recipe
+    catalogs = load_catalogs()
+    choices = resolve_catalogs(planned.plan, recipe, cluster, catalogs, host=host, images=images)
+    findings = [
+        Finding(
+            f.path,
+            f.message,
+            fatal=f.severity == "error",
+            note=None if f.severity == "error" else " (warning: the program may still accept it)",
+        )
+        for f in findings_of(planned, cluster, host=host, images=images)
+        # the version lines say it
+        if f.kind not in {"version-unresolved", "no-catalog"}
+    ]
+    return describe_versions(choices, probes), findings
 
 
 def _suggest(value: str, table: dict[str, str] | None, have_cluster: bool) -> str:

@@ -42,7 +42,8 @@ def build_sglang(engine: SGLangBackend, request: WorkerRequest) -> EngineCommand
         address = ctx.address(leader.node)
         argv += ["--dist-init-addr", f"{address}:{leader.ports['dist_init']}"]
         argv += ["--nnodes", str(len(request.siblings)), "--node-rank", str(proc.node_rank)]
-    if ctx.dynamo_workers:
+    if dynamo_module:
+        # a dynamo.sglang flag: SGLang's own server (sidecar mode) has no such flag
         argv += ["--dump-config-to", config_dump_path(request)]
     events = kv_events_config(role, proc.ports["kv_events"])
     if events is not None:

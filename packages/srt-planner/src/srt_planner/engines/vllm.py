@@ -16,6 +16,7 @@ from srt_planner.engines.base import (
 )
 from srt_planner.engines.failover import failover_env, worker_dir
 from srt_planner.engines.sidecar import coupled_launch, sidecar_argv, sidecar_mode
+from srt_planner.flag_versions import pinned_version, version_key
 from srt_schema.recipe import VLLMBackend
 
 __all__ = [
@@ -54,6 +55,9 @@ _OWNED = (
 _OWNED_SIDECAR = (*_OWNED, "grpc-port")
 #: The native server's Rust frontend serves the gRPC API the Dynamo vLLM sidecar speaks.
 _RUST_FRONTEND = "VLLM_USE_RUST_FRONTEND"
+#: The first vLLM with ``--device-ids`` (its flag catalogs; tests/test_flag_check_argv.py holds
+#: this to them). A worker of an older pinned vLLM gets the CUDA_VISIBLE_DEVICES mask instead.
+DEVICE_IDS_SINCE = "0.24.0"
 
 
 def _arg(args: dict[str, Any], name: str) -> Any:
@@ -100,6 +104,16 @@ def connector_config(engine: VLLMBackend, args: dict[str, Any]) -> str | None:
     return json.dumps(known)
 
 
+def _device_ids(request: WorkerRequest) -> bool:
+    """Whether the worker's vLLM takes ``--device-ids``: from :data:`DEVICE_IDS_SINCE` on, and
+    when the version is not pinned (the image's tag or ``container_versions``; the newest
+    vLLM has it)."""
+    ctx = request.ctx
+    image = request.role.config.container or ctx.recipe.model.container
+    version = pinned_version("vllm", image, ctx.cluster)
+    return version is None or version_key(version) >= version_key(DEVICE_IDS_SINCE)
+
+
 def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
     ctx, proc, role = request.ctx, request.process, request.role
     args = role_args(role)
@@ -140,7 +154,8 @@ def build_vllm(engine: VLLMBackend, request: WorkerRequest) -> EngineCommand:
     failover = engine.failover
     # Failover engines and the gms service must agree on "device k": all of them get the mask.
     # So does a native sidecar engine (docs/planner.md#worker-environment).
-    mask = engine.set_visible_devices or failover is not None or sidecar
+    # A pinned vLLM older than --device-ids gets the mask too (docs/flag-check.md).
+    mask = engine.set_visible_devices or failover is not None or sidecar or not _device_ids(request)
     if not mask:
         argv += ["--device-ids", ",".join(str(g) for g in proc.gpus)]
     dp = data_parallel(args)
