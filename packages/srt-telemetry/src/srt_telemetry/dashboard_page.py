@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from srt_telemetry.dashboard_engine import EngineSeries, engine_charts, read_engine_series
+from srt_telemetry.dashboard_engine import (
+    EngineSeries,
+    engine_charts,
+    read_engine_series,
+    window_scrapes_html,
+)
 from srt_telemetry.dashboard_latency import (
     distribution_charts,
     latency_table_html,
@@ -103,10 +108,12 @@ def latency_html(extras: Extras, lead: Sequence[str] = ()) -> str:
 
 def engine_html(extras: Extras) -> str:
     engine = extras.engine
-    charts = engine_charts(engine, result_windows(extras.phases))
+    windows = result_windows(extras.phases)
+    charts = engine_charts(engine, windows)
     if not charts:
         return ""
     return (
         '<h2 id="engine">Engine metrics</h2>'
-        f"<p>From {escape(engine.source)}; the measurement windows are shaded.</p>{grid(charts)}"
+        f"<p>From {escape(engine.source)}; the measurement windows are shaded.</p>"
+        f"{window_scrapes_html(engine, windows)}{grid(charts)}"
     )
