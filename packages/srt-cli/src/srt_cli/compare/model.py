@@ -23,6 +23,7 @@ from srt_cli.compare.recipe_diff import (
     render_verdict,
 )
 from srt_schema.rollup import Rollup
+from srt_schema.rollup_capacity import CapacityTarget
 
 __all__ = [
     "Comparison",
@@ -108,6 +109,9 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True):
     resamples: int
     seed: int
     confidence: float = 0.95
+    #: The latency targets the runs declared (capacity searches'), each once: the Pareto chart
+    #: draws the TPOT ones (srt_telemetry.targets).
+    targets: tuple[CapacityTarget, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -286,6 +290,14 @@ def build_comparison(runs: list[RunData], missing: list[Missing], opts: Options)
         points=tuple(p for p in points if _finite(p)),
         resamples=opts.resamples,
         seed=opts.seed,
+        targets=tuple(
+            dict.fromkeys(
+                t
+                for run in runs
+                if run.rollup.capacity is not None
+                for t in run.rollup.capacity.targets
+            )
+        ),
     )
 
 

@@ -9,6 +9,8 @@ from html import escape
 from srt_cli.compare.model import Comparison, WindowDelta
 from srt_cli.compare.render_text import build_row
 from srt_telemetry.pareto import ParetoPoint, pareto_svg
+from srt_telemetry.svg import TARGET_CSS
+from srt_telemetry.targets import TargetView, per_user_lines
 
 __all__ = ["render_html"]
 
@@ -75,13 +77,20 @@ def render_html(c: Comparison) -> str:
         "</li>"
         for e in c.excluded
     ) + "".join(f"<li>{escape(m['run'])}: {escape(m['why'])}</li>" for m in c.missing)
+    targets = [
+        TargetView(name=t.name, metric=t.metric, percentile=t.percentile, limit_ms=t.limit_ms)
+        for t in c.targets
+    ]
+    pareto = pareto_svg(
+        "Every run on one chart: the Pareto frontier", points, targets=per_user_lines(targets)
+    )
     title = f"srtctl compare: {len(c.runs)} runs, baseline {c.baseline}"
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<title>{escape(title)}</title><style>{_CSS}{TARGET_CSS}</style></head><body>"
         f"<h1>{escape(title)}</h1>"
-        f'<div class="c">{pareto_svg("Every run on one chart: the Pareto frontier", points)}</div>'
+        f'<div class="c">{pareto}</div>'
         f'<h2>What differed</h2><ul class="runs">{runs}</ul>'
         + (f'<h2>Excluded and missing</h2><ul class="excluded">{excluded}</ul>' if excluded else "")
         + "<h2>KPI deltas</h2>"
