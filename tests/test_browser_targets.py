@@ -95,9 +95,7 @@ def test_declared_targets_are_labelled_lines_on_the_dashboard_report_and_compare
     assert report.problems(charts=["All points and runs: the Pareto frontier"]) == []
     charts = report.charts()
     assert _targets(_chart(charts, "All points and runs")) == [PER_USER]
-    assert _targets(_chart(charts, "Throughput against TTFT p50")) == [
-        "target TTFT p99 <= 200 ms"
-    ]
+    assert _targets(_chart(charts, "Throughput against TTFT p50")) == ["target TTFT p99 <= 200 ms"]
     assert _targets(_chart(charts, "Throughput against mean E2E latency")) == []
 
     compare = out / "compare.html"
