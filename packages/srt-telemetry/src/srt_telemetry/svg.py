@@ -120,21 +120,25 @@ def _short(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
-def _legend(names: Sequence[str], top: float) -> list[str]:
+def _legend(names: Sequence[str], top: float, columns: int = LEGEND_COLUMNS) -> list[str]:
+    """Entries in `columns` columns; fewer columns give each name more room (2 columns: 48
+    characters, for names like a compare run's settings)."""
+    stride = LEGEND_STRIDE * LEGEND_COLUMNS / columns
+    chars = LEGEND_NAME_CHARS * LEGEND_COLUMNS // columns
     out = []
     for i, name in enumerate(names):
-        x = ML + 8 + LEGEND_STRIDE * (i % LEGEND_COLUMNS)
-        y = top + LEGEND_ROW * (i // LEGEND_COLUMNS)
+        x = ML + 8 + stride * (i % columns)
+        y = top + LEGEND_ROW * (i // columns)
         out.append(
-            f'<rect x="{x}" y="{y}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
-            f'<text x="{x + 14}" y="{y + 9}" class="k">'
-            f"{escape(_short(name, LEGEND_NAME_CHARS))}<title>{escape(name)}</title></text>"
+            f'<rect x="{x:g}" y="{y}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
+            f'<text x="{x + 14:g}" y="{y + 9}" class="k">'
+            f"{escape(_short(name, chars))}<title>{escape(name)}</title></text>"
         )
     return out
 
 
-def _legend_rows(n: int) -> int:
-    return math.ceil(n / LEGEND_COLUMNS) if n else 0
+def _legend_rows(n: int, columns: int = LEGEND_COLUMNS) -> int:
+    return math.ceil(n / columns) if n else 0
 
 
 def _frame(title: str, x_label: str, y_label: str, body: list[str], *, top: float, h: float) -> str:
@@ -236,6 +240,7 @@ def line_chart(
     markers: bool = False,
     empty: str = "no data",
     targets: Sequence[TargetLine] = (),
+    legend_columns: int = LEGEND_COLUMNS,
 ) -> str:
     pts = [(x, y) for s in series for x, y in zip(s.xs, s.ys, strict=True) if math.isfinite(y)]
     if not pts:
@@ -248,7 +253,7 @@ def line_chart(
     xt = nice_ticks(lo, max(xs) + pad)
     yt = nice_ticks(min(0.0, *ys), max(ys) * (1.08 if markers else 1.0))
     x0, x1, y0, y1 = xt[0], xt[-1], yt[0], yt[-1]
-    rows = _legend_rows(len(series))
+    rows = _legend_rows(len(series), legend_columns)
     top = MT + LEGEND_ROW * rows  # the legend sits between the title and the plot
     h = H + LEGEND_ROW * rows
     pw, ph = W - ML - MR, H - MT - MB
@@ -327,7 +332,7 @@ def line_chart(
                             f'<text x="{spot[0]:.1f}" y="{spot[1]:.1f}" class="{cls}">'
                             f"{escape(label)}</text>"
                         )
-    body += _legend([s.name for s in series], MT - 4)
+    body += _legend([s.name for s in series], MT - 4, legend_columns)
     body.append(f'<rect x="{ML}" y="{top}" width="{pw}" height="{ph}" class="ax"/>')
     return _frame(title, x_label, y_label, body, top=top, h=h)
 
