@@ -356,3 +356,41 @@ def test_energy_json_and_manifest_json_that_srt_telemetry_writes_decode_in_srt_b
     assert energy.cpu_energy_joules == 3550.0
     assert energy.power_coverage_valid and energy.reason_codes == ()
     assert rollup.power is not None and rollup.power.status == "complete"
+
+
+def test_the_pages_read_the_capacity_targets_the_rollup_writes() -> None:
+    """srt-telemetry's `TargetView` (installed alone) decodes srt_schema's `CapacityTarget`:
+    the same field names (the view keeps `metric` a plain string), and a written rollup's
+    targets decode equal."""
+    import msgspec
+
+    from srt_schema.rollup import Rollup, RollupConfig, encode_rollup
+    from srt_schema.rollup_capacity import CapacityResult, CapacityTarget
+    from srt_telemetry.rollup_view import decode_rollup_view
+    from srt_telemetry.targets import TargetView
+
+    view = {f.name: f.type for f in msgspec.structs.fields(TargetView)}
+    real = {f.name: f.type for f in msgspec.structs.fields(CapacityTarget)}
+    assert set(view) == set(real)
+    assert all(view[n] == real[n] for n in view if n != "metric"), (view, real)
+    targets = (
+        CapacityTarget(name="tpot_p50_ms", metric="tpot", percentile=50.0, limit_ms=15.0),
+        CapacityTarget(name="ttft_p99_ms", metric="ttft", percentile=99.0, limit_ms=200.0),
+    )
+    rollup = Rollup(
+        benchmark_type="sa-bench",
+        timestamp="t",
+        config=RollupConfig(model=None, isl=None, osl=None),
+        capacity=CapacityResult(
+            status="below_min",
+            capacity=None,
+            next_up=None,
+            targets=targets,
+            points=(),
+            stopped="x",
+            confident=False,
+            statement="x",
+        ),
+    )
+    got = decode_rollup_view(encode_rollup(rollup), source="r").targets
+    assert [msgspec.to_builtins(t) for t in got] == [msgspec.to_builtins(t) for t in targets]

@@ -69,6 +69,68 @@ def test_quickstart_runs_a_real_benchmark_here(tmp_path: Path) -> None:
     # ITL per chunk (issue 31 item 2): the page shows a positive p50 and says what ITL means
     page = (logs / "perf_dashboard.html").read_text()
     assert "ITL per chunk (ms)" in page and "ITL is per chunk" in page
+    # engine metrics (issue 31 item 3): every window of well under a second got at least ten
+    # scrapes of every endpoint, counted in the Parquet file between the result files' bounds
+    per_window = _scrapes_per_window(logs)
+    assert sorted(per_window) == [4, 16]
+    for c, counts in per_window.items():
+        assert set(counts) == {"agg_0_node-01", "agg_1_node-01", "frontend_0"}, c
+        assert min(counts.values()) >= 10, (c, counts)
+    fewest = ", ".join(f"c={c}: {min(per_window[c].values())}" for c in (4, 16))
+    assert f"(the fewest of any endpoint): {fewest}; window sampling" in page
+    assert "engine-scrapes-short" not in page
+
+
+def _scrapes_per_window(logs: Path) -> dict[int, dict[str, int]]:
+    """concurrency -> endpoint -> scrapes inside the window the result file records."""
+    import polars as pl
+
+    from srt_schema.bench_result import decode_bench_result
+
+    scrapes = (
+        pl.read_parquet(logs / "tachometer" / "final.parquet")
+        .select("scraper_endpoint", "timestamp_ns")
+        .unique()
+    )
+    out: dict[int, dict[str, int]] = {}
+    for path in sorted(logs.glob("sa-bench_*/results_*.json")):
+        result = decode_bench_result(path.read_bytes())
+        assert result.max_concurrency is not None
+        start = int(result.benchmark_start_time_unix * 1e9)
+        end = int(result.benchmark_end_time_unix * 1e9)
+        inside = scrapes.filter(pl.col("timestamp_ns").is_between(start, end))
+        out[result.max_concurrency] = {
+            str(ep): n for ep, n in inside.group_by("scraper_endpoint").len().iter_rows()
+        } | {
+            str(ep): 0 for ep in set(scrapes["scraper_endpoint"]) - set(inside["scraper_endpoint"])
+        }
+    return out
+
+
+def test_an_interval_the_recipe_sets_is_kept_and_the_page_says_the_windows_got_too_few(
+    tmp_path: Path,
+) -> None:
+    """`collect_interval_ms` set in the recipe: the scraper keeps it (no window sampling), so the
+    quickstart's sub-second windows get at most one scrape each, and the engine section says
+    so with the counts and what to change."""
+    srtctl = shutil.which("srtctl")
+    assert srtctl is not None, "srtctl is not installed in this environment (make sync)"
+    argv = [srtctl, "apply", "--local", "-f", "examples/quickstart.yaml", "-o", str(tmp_path)]
+    argv += ["--set", "observability.tachometer.collect_interval_ms=1000"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [job_dir] = [p for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith("local-")]
+    logs = job_dir / "logs"
+    config = json.loads((logs / "tachometer_config.json").read_text())
+    assert "window_samples" not in config
+    assert {e["collect_interval_ms"] for e in config["endpoints"]} == {1000}
+    per_window = _scrapes_per_window(logs)
+    # each window is far shorter than the 1 s interval: one grid slot at most
+    assert all(max(counts.values()) <= 1 for counts in per_window.values()), per_window
+    page = (logs / "perf_dashboard.html").read_text()
+    assert "a fixed interval of 1000 ms (collect_interval_ms set in the recipe)" in page
+    assert 'id="engine-scrapes-short">Fewer than 10 scrapes in c=4 (' in page
+    assert "leave it unset so that every window is sampled densely" in page
 
 
 def _every_file_decodes_with_its_one_decoder(job_dir: Path) -> None:

@@ -93,7 +93,15 @@ def test_compare_names_the_one_setting_and_prints_deltas_with_intervals(
     # each point its concurrency
     assert ">local-a: engine.speedup_ratio=10<title>" in page
     assert ">local-b: engine.speedup_ratio=20<title>" in page
-    assert page.count('class="k">c=4</text>') == 2
+    pareto = page.split('class="pareto"', 1)[1].split("</svg>", 1)[0]
+    assert pareto.count('class="k">c=4</text>') == 2
+    # the runs' curves and distributions on the same axes, each run named by its setting
+    assert "Throughput against TTFT p50, run against run" in page
+    for metric in ("TTFT", "TPOT", "ITL", "E2EL"):
+        assert f'aria-label="{metric} distribution at c=4, run against run"' in page
+    # two curves and four distributions, each with one line per run
+    assert page.count("<title>engine.speedup_ratio=20</title></polyline>") == 6
+    assert page.count("<title>engine.speedup_ratio=10</title></polyline>") == 6
     again = invoke("compare", str(a), str(b))
     assert again.stdout == out.replace(f"html: {tmp_path / 'c.html'}\n", "")  # fixed seed
 

@@ -139,7 +139,9 @@ def test_without_telemetry_nothing_is_planned_and_the_default_exporter_stays(
     assert not any(p.name.startswith(("power", "cpu-power")) for p in plan.processes)
     dcgm = [p for p in plan.processes if p.role == "dcgm-exporter"]
     assert dcgm and dcgm[0].implied_by == "observability.tachometer default exporters"
-    assert "SRT_MEASUREMENT_WINDOW_DIR" not in _by_name(plan)["benchmark"].env
+    # the benchmark still stamps its windows, for the metrics scraper (test_scrape_windows_plan)
+    windows = _by_name(plan)["benchmark"].env["SRT_MEASUREMENT_WINDOW_DIR"]
+    assert windows == "/logs/telemetry/windows"
 
 
 def test_cpu_only_telemetry_keeps_tachometers_dcgm_exporter(make_recipe: RecipeFactory) -> None:

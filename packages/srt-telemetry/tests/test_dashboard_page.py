@@ -257,3 +257,28 @@ def test_an_odd_result_file_is_named_and_skipped(run: Path) -> None:
     assert [p.concurrency for p in phases] == list(CONCURRENCIES)
     assert len(notes) == 1 and notes[0].startswith(f"{bad}: not shown (Expected `array`")
     assert _page(run) == _page(run)  # and the page is the same bytes every time
+
+
+def test_the_engine_section_counts_scrapes_per_window_and_says_when_a_window_got_too_few() -> None:
+    from srt_telemetry.dashboard_engine import EngineSeries, window_scrapes, window_scrapes_html
+
+    engine = EngineSeries(
+        scrapes={"a": [1.0 + i / 100 for i in range(30)], "b": [1.0, 1.5, 2.0, 3.5]},
+        interval_ms=1000,
+        window_samples=10,
+    )
+    windows = [(1.0, 1.2, "c=4"), (3.0, 4.0, "c=16")]
+    # the fewest of any endpoint, start and end included: b has 1 in c=4, a none in c=16
+    assert window_scrapes(engine, windows) == [("c=4", pytest.approx(0.2), 1), ("c=16", 1.0, 0)]
+    html = window_scrapes_html(engine, windows)
+    assert "endpoint): c=4: 1, c=16: 0; window sampling" in html
+    assert (
+        "Fewer than 10 scrapes in c=4 (0.20 s): 1; c=16 (1.00 s): 0: the engine curves cannot "
+        "show how the engine moved in those windows; the scraper samples each window densely, "
+        "so those windows lasted less than 100 ms or the scrapes were slow." in html
+    )
+    fixed = EngineSeries(scrapes=engine.scrapes, interval_ms=1000)
+    assert "set it to at most 20 ms, or leave it unset" in window_scrapes_html(fixed, windows)
+    dense = EngineSeries(scrapes={"a": [1.0 + i / 100 for i in range(300)]}, window_samples=10)
+    assert "engine-scrapes-short" not in window_scrapes_html(dense, windows)
+    assert window_scrapes_html(EngineSeries(), windows) == ""

@@ -127,6 +127,7 @@ def plan_one(
     from srt_planner import plan_allocation, plan_job, render_sbatch
     from srt_planner.datasets import build_dataset_settings
     from srt_planner.plan import JobPlan
+    from srt_planner.telemetry import TACHOMETER_INTERVAL
     from srt_schema.secrets import (
         redact_document,
         redact_text,
@@ -168,6 +169,7 @@ def plan_one(
             stand_in=stand_in,
             # where the job's downloads come from and go (the batch job inherits this shell's)
             datasets=build_dataset_settings(edge.environ if edge is not None else {}),
+            scrape_interval_given=job.sets(*TACHOMETER_INTERVAL),
         )
     for process in plan.processes:
         secret_env.update(secret_environment(process.env))

@@ -260,6 +260,7 @@ def plan_job(
     eval_request: EvalRequest | None = None,
     stand_in: StandIn | None = None,
     datasets: DatasetSettings | None = None,
+    scrape_interval_given: bool = False,
 ) -> JobPlan:
     """Every process of the job on the granted nodes, validated; pure and deterministic.
 
@@ -270,7 +271,10 @@ def plan_job(
     asks of ``post_eval`` (:func:`srt_planner.post_eval.build_eval_request`; default: no eval);
     ``stand_in`` replaces the GPU engines by stand-ins (:mod:`srt_planner.stand_in`);
     ``datasets`` the job environment's download settings
-    (:func:`srt_planner.datasets.build_dataset_settings`; default: none).
+    (:func:`srt_planner.datasets.build_dataset_settings`; default: none);
+    ``scrape_interval_given`` whether the job's document sets the Tachometer
+    ``collect_interval_ms`` (``LoadedJob.sets``): kept exactly, else measurement windows are
+    sampled densely (:mod:`srt_planner.telemetry`).
     """
     _refuse_unplanned(recipe)
     nodes = expand_hostlist(nodelist) if isinstance(nodelist, str) else tuple(nodelist)
@@ -301,6 +305,7 @@ def plan_job(
         node_ids={node: i for i, node in enumerate(carving.workers)},
         stand_in=stand_in,
         datasets=datasets or DatasetSettings(),
+        scrape_interval_given=scrape_interval_given,
     )
     endpoints = plan_endpoints(recipe, carving)
     allocator = PortAllocator(single_host=ctx.local, sidecar_base=recipe.dynamo.sidecar_port)

@@ -16,6 +16,7 @@ from srt_planner.plan import ContainerSpec, GeneratedFile, ProcessSpec
 from srt_planner.power import window_dir
 from srt_planner.profiling import MARKER_FOLDER, auto_nsys_markers, bench_profiling
 from srt_planner.srun import SrunStep, render_srun, wrap_command
+from srt_planner.telemetry import scrape_window_dir
 from srt_schema.fetch import DatasetFetch
 from srt_schema.recipe import BenchmarkConfig
 from srt_schema.registry import BENCHMARK_FIELDS, is_local_tokenizer, is_tokenizer_class
@@ -190,8 +191,12 @@ def build_benchmark(
         # a custom client marks its measured workload itself (touch start, then stop)
         env["SRT_PROFILE_MARKER_DIR"] = f"{ctx.in_log_dir}/{MARKER_FOLDER}"
     windows = window_dir(ctx)
+    sampled = scrape_window_dir(ctx)
+    if windows is None and sampled is not None:
+        windows = sampled[1]
     if windows is not None:
-        # Power telemetry: srt-bench stamps each measured phase's window here (it creates it).
+        # Power telemetry and the metrics scraper's window sampling: srt-bench stamps each
+        # measured phase's window here (it creates the folder).
         env["SRT_MEASUREMENT_WINDOW_DIR"] = windows
     tokenizer_step = None
     if needs_tokenizer_step(ctx):

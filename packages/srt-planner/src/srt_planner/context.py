@@ -96,6 +96,10 @@ class PlanContext(msgspec.Struct, frozen=True, kw_only=True):
     stand_in: StandIn | None = None
     #: The job environment's say in downloads (``srt_planner.datasets``).
     datasets: DatasetSettings = DatasetSettings()
+    #: The job's recipe (or srtslurm.yaml) sets ``observability.tachometer.collect_interval_ms``:
+    #: the scraper keeps exactly that interval; else it samples each measurement window densely
+    #: (``srt_planner.telemetry``).
+    scrape_interval_given: bool = False
 
     @property
     def pyxis(self) -> bool:

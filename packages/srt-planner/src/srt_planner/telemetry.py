@@ -7,6 +7,13 @@ and each service's declared ``metrics``, each with its kind's filter (``backend`
 metadata columns (``hostname``, ``worker_role``/``worker_index``/``worker_process``,
 ``frontend_index``, ``service``). The config file matches srt-telemetry's ``ScrapeConfig``.
 The scraper runs on the bench node's bare host (srt-telemetry is installed on compute nodes).
+
+Window sampling: unless the job sets ``collect_interval_ms`` itself
+(``ctx.scrape_interval_given``), the scraper watches the folder where sa-bench stamps its
+measurement windows (``scrape_window_dir``: power's ``windows/`` when power telemetry is on,
+else ``telemetry/windows/`` in the log folder) and scrapes each endpoint at least
+``WINDOW_SAMPLES`` times inside every window (srt-telemetry ``scrape_windows``); a window of a
+few hundred milliseconds (the quickstart's) otherwise got 0-2 scrapes at the 1 s default.
 """
 
 from __future__ import annotations
@@ -23,9 +30,19 @@ from srt_planner.services import effective_services
 from srt_planner.srun import SrunStep, render_srun
 from srt_schema.recipe import ServiceConfig, ServiceMetricsConfig
 
-__all__ = ["TACHOMETER_CONFIG", "build_telemetry"]
+__all__ = [
+    "TACHOMETER_CONFIG",
+    "TACHOMETER_INTERVAL",
+    "WINDOW_SAMPLES",
+    "build_telemetry",
+    "scrape_window_dir",
+]
 
 TACHOMETER_CONFIG = "tachometer_config.json"
+#: The recipe key whose presence means "this interval exactly" (``LoadedJob.sets``).
+TACHOMETER_INTERVAL = ("observability", "tachometer", "collect_interval_ms")
+#: Scrapes of each endpoint wanted inside every measurement window.
+WINDOW_SAMPLES = 10
 
 
 #: The scrape filter of each exporter kind (srt-telemetry's README, "Filters").
@@ -85,6 +102,24 @@ def _gpu_owners(processes: Sequence[ProcessSpec]) -> dict[str, dict[str, dict[st
     for (node, gpu), assignments in gpu_assignments(processes).items():
         owners.setdefault(node, {})[str(gpu)] = {k: str(v) for k, v in assignments[0].items()}
     return owners
+
+
+def scrape_window_dir(ctx: PlanContext) -> tuple[str, str] | None:
+    """(host path, the benchmark's path) of the window folder the scraper samples densely, or
+    None: no Tachometer, an explicit ``collect_interval_ms``, or a benchmark that stamps no
+    windows (only sa-bench does). Power telemetry's folder when power is on (one folder, both
+    readers)."""
+    tachometer = ctx.recipe.observability.tachometer
+    if tachometer.enabled is False or ctx.scrape_interval_given:
+        return None
+    if ctx.recipe.benchmark.type != "sa-bench":
+        return None
+    power = ctx.recipe.telemetry
+    # Not below the scraper's storage (the benchmark may create it first, and the scraper
+    # refuses a storage folder that exists), nor one level below the log folder, where readers
+    # take `*/results_concurrency_*.json` for result files (a window is named like its result).
+    sub = f"{power.storage_subdir}/windows" if power.enabled else "telemetry/windows"
+    return f"{ctx.log_dir}/{sub}", f"{ctx.in_log_dir}/{sub}"
 
 
 def build_telemetry(
@@ -160,6 +195,10 @@ def build_telemetry(
         "sync_interval_secs": float(tachometer.sync_interval_secs),
         "shutdown_grace_secs": tachometer.shutdown_grace_secs,
     }
+    windows = scrape_window_dir(ctx)
+    if windows is not None:
+        config["window_dir"] = windows[0]
+        config["window_samples"] = WINDOW_SAMPLES
     content = msgspec.json.encode(config).decode() + "\n"
     node = ctx.carving.bench
     argv = ("srt-telemetry", "scrape", "--config", f"{ctx.log_dir}/{TACHOMETER_CONFIG}")

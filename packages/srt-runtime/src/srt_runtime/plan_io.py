@@ -14,6 +14,7 @@ from srt_planner.flagcheck import FLAG_CHECK_ENV
 from srt_planner.plan import JobPlan, StandIn
 from srt_planner.post_eval import build_eval_request
 from srt_planner.stand_in import STAND_IN_ENV
+from srt_planner.telemetry import TACHOMETER_INTERVAL
 from srt_runtime.errors import PlanLoadError
 from srt_runtime.facts import read_facts
 from srt_runtime.files import write_atomic
@@ -97,6 +98,7 @@ def plan_from_job_dir(
             # `srtctl apply --stand-in-engines` exports the stand-in model folder
             stand_in=StandIn(model=environ[STAND_IN_ENV]) if environ.get(STAND_IN_ENV) else None,
             datasets=build_dataset_settings(environ),
+            scrape_interval_given=jobs[0].sets(*TACHOMETER_INTERVAL),
         )
         # what srtctl's flag check did before submitting (docs/flag-check.md)
         check = environ.get(FLAG_CHECK_ENV)

@@ -55,6 +55,18 @@ class LoadedJob(msgspec.Struct, frozen=True, kw_only=True):
     #: earlier run); it is not part of ``document``.
     lock: dict[str, Any] | None = None
 
+    def sets(self, *path: str) -> bool:
+        """Whether the job's resolved document writes this key (the recipe, its override
+        variant, sweep point or srtslurm.yaml's defaults), as opposed to the schema's default
+        filling it in: ``job.sets("observability", "tachometer", "collect_interval_ms")``."""
+        return _holds(self.document, path) and _value_at(self.document, path) is not None
+
+
+def _value_at(node: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        node = node[part]
+    return node
+
 
 def _recipe_node() -> dict[str, Any]:
     schema = load_schema("recipe")

@@ -8,7 +8,7 @@ loudly instead of being ignored. Every field is documented in the package README
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import msgspec
 
@@ -67,6 +67,17 @@ class ScrapeConfig(Base, frozen=True, kw_only=True, forbid_unknown_fields=True):
     sync_interval_secs: float = 60.0
     shutdown_grace_secs: float = 120.0
     request_timeout_seconds: float = 2.0
+    #: The folder where the benchmark stamps its measurement windows (host path); None: no
+    #: window sampling.
+    window_dir: str | None = None
+    #: Scrapes of each endpoint wanted inside every measurement window: a scrape when a window
+    #: opens and when it closes, and in between a step that starts at `window_min_interval_ms`
+    #: and grows with the window's age (`scrape_windows.next_scrape_at`), never longer than the
+    #: endpoint's `collect_interval_ms`. 0: the fixed interval throughout (a recipe that sets
+    #: `collect_interval_ms` gets exactly that).
+    window_samples: Annotated[int, msgspec.Meta(ge=0)] = 0
+    #: The shortest step between two scrapes of one endpoint inside a window.
+    window_min_interval_ms: Annotated[int, msgspec.Meta(ge=1)] = 10
 
 
 # --- GPU power (dcgm-power) -------------------------------------------------------------------

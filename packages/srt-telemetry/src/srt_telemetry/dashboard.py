@@ -57,7 +57,8 @@ from srt_telemetry.rollup_view import (
     ValidityView,
     decode_rollup_view,
 )
-from srt_telemetry.svg import Series, bar_chart, line_chart
+from srt_telemetry.svg import TARGET_CSS, Series, bar_chart, line_chart
+from srt_telemetry.targets import TargetView
 
 __all__ = [
     "DashboardData",
@@ -97,6 +98,8 @@ class DashboardData:
     rollup_profiles: ProfilesView | None = None
     validity: ValidityView | None = None
     window_validity: dict[int, ValidityView] = field(default_factory=dict)
+    #: the latency targets the run declared (a capacity search's; targets.py)
+    targets: tuple[TargetView, ...] = ()
     notes: list[str] = field(default_factory=list)
     #: the job, its outcome, the per-request results and the engine metrics (dashboard_page.py)
     extras: Extras = field(default_factory=Extras)
@@ -128,6 +131,7 @@ def read_dashboard_data(run_dir: Path, config: DashboardConfig) -> DashboardData
         data.rollup_energy = view.energy
         data.rollup_profiles = view.profiles
         data.validity, data.window_validity = view.validity, view.window_validity
+        data.targets = view.targets
     else:
         data.notes.append(f"no {config.rollup}: benchmark sections are empty")
     pdir = run_dir / config.power_dir
@@ -370,14 +374,14 @@ def render_dashboard(data: DashboardData) -> str:
     source = f"<p>energy from {escape(data.energy_source)}</p>" if data.energy_source else ""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(data.title)}</title><style>{_CSS}{PAGE_CSS}</style></head><body>"
+        f"<title>{escape(data.title)}</title><style>{_CSS}{PAGE_CSS}{TARGET_CSS}</style></head><body>"
         f"<h1>{escape(data.title)}</h1>{header_html(data.extras)}"
         f"{validity_line(data.validity)}"
         + (power_verdict if asked else "")
         + f"<p>benchmark: {escape(data.rollup_type or 'unknown')}, "
         f"{len(runs)} concurrency level(s)</p>"
         f'<h2>Summary</h2><div class="tw"><table>{head}{body}</table></div>{source}'
-        + latency_html(data.extras, bench_charts)
+        + latency_html(data.extras, bench_charts, data.targets)
         + engine_html(data.extras)
         + ('<h2 id="power">Power</h2>' + grid(charts) if asked else "")
         + _profiles_html(data.rollup_profiles)

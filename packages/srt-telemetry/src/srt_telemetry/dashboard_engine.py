@@ -37,12 +37,18 @@ from srt_telemetry.svg import Band, Series, line_chart
 
 __all__ = [
     "KINDS",
+    "MIN_WINDOW_SCRAPES",
     "EngineKind",
     "EngineSeries",
     "engine_charts",
     "find_metrics_file",
     "read_engine_series",
+    "window_scrapes",
+    "window_scrapes_html",
 ]
+
+#: Scrapes of each endpoint a measurement window needs for its engine curves to mean something.
+MIN_WINDOW_SCRAPES = 10
 
 SCRAPE_CONFIG = "tachometer_config.json"
 
@@ -110,6 +116,12 @@ class EngineSeries:
     #: endpoints that are frontends (charted apart from the workers: other scale)
     frontends: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    #: endpoint -> its scrape times (unix seconds), one per scrape that yielded rows
+    scrapes: dict[str, list[float]] = field(default_factory=dict)
+    #: the scrape config's interval (ms, the endpoints' largest) and window sampling
+    interval_ms: int | None = None
+    window_samples: int = 0
+    window_min_interval_ms: int = 10
 
 
 def _scrape_config(run_dir: Path) -> ScrapeConfig | None:
@@ -146,6 +158,9 @@ def read_engine_series(run_dir: Path) -> EngineSeries:
     cfg = _scrape_config(run_dir)
     if cfg is not None:
         out.frontends = {e.name for e in cfg.endpoints if e.filter == "frontend"}
+        out.interval_ms = max((e.collect_interval_ms for e in cfg.endpoints), default=None)
+        out.window_samples = cfg.window_samples
+        out.window_min_interval_ms = cfg.window_min_interval_ms
     names = sorted({n for k in KINDS for n in k.names})
     try:
         lazy = pl.scan_parquet(path)
@@ -154,6 +169,12 @@ def read_engine_series(run_dir: Path) -> EngineSeries:
             pl.col("metric_name_clean")
             if "metric_name_clean" in cols
             else pl.col("metric_name").str.split_exact("{", 1).struct.field("field_0")
+        )
+        stamps = (
+            lazy.select(pl.col("scraper_endpoint"), pl.col("timestamp_ns"))
+            .unique()
+            .sort("scraper_endpoint", "timestamp_ns")
+            .collect()
         )
         frame = (
             lazy.select(
@@ -168,6 +189,8 @@ def read_engine_series(run_dir: Path) -> EngineSeries:
     except (OSError, pl.exceptions.PolarsError) as exc:
         out.notes.append(f"{path}: engine metrics not shown ({exc})")
         return out
+    for (endpoint,), part in stamps.group_by("scraper_endpoint", maintain_order=True):
+        out.scrapes[str(endpoint)] = [t / 1e9 for t in part["timestamp_ns"].to_list()]
     for kind in KINDS:
         rows = frame.filter(pl.col("name").is_in(kind.names))
         agg = pl.col("metric_value").mean() if kind.how == "mean" else pl.col("metric_value").sum()
@@ -243,3 +266,58 @@ def _charts(
         )
         charts.append(f'{chart}<p class="cap">{escape(", ".join(metrics))}</p>')
     return charts
+
+
+def window_scrapes(engine: EngineSeries, windows: Sequence[Window]) -> list[tuple[str, float, int]]:
+    """Per window: its label, its length (s) and the fewest scrapes any endpoint has inside it
+    (start and end included)."""
+    out = []
+    for start, end, label in windows:
+        counts = [sum(1 for t in ts if start <= t <= end) for ts in engine.scrapes.values()]
+        out.append((label, end - start, min(counts, default=0)))
+    return out
+
+
+def window_scrapes_html(engine: EngineSeries, windows: Sequence[Window]) -> str:
+    """How many scrapes each window got, how the scraper chose them, and, for a window with
+    fewer than `MIN_WINDOW_SCRAPES`, that its curves cannot be trusted and what to change."""
+    if not engine.scrapes or not windows:
+        return ""
+    rows = window_scrapes(engine, windows)
+    counts = ", ".join(f"{label}: {n}" for label, _, n in rows)
+    floor = engine.window_min_interval_ms
+    if engine.window_samples > 0:
+        how = (
+            f"window sampling: a scrape when a window opens and closes and at least "
+            f"{engine.window_samples} inside every window of {engine.window_samples * floor} ms "
+            f"or more (steps from {floor} ms up to collect_interval_ms {engine.interval_ms})"
+        )
+    else:
+        how = f"a fixed interval of {engine.interval_ms} ms (collect_interval_ms set in the recipe)"
+    line = (
+        f'<p id="engine-scrapes">Scrapes inside each measurement window (the fewest of any '
+        f"endpoint): {escape(counts)}; {escape(how)}.</p>"
+    )
+    short = [(label, seconds, n) for label, seconds, n in rows if n < MIN_WINDOW_SCRAPES]
+    if not short:
+        return line
+    which = "; ".join(f"{label} ({seconds:.2f} s): {n}" for label, seconds, n in short)
+    those = "that window" if len(short) == 1 else "those windows"
+    if engine.window_samples > 0:
+        why = (
+            f"the scraper samples each window densely, so {those} lasted less than "
+            f"{engine.window_samples * floor} ms or the scrapes were slow"
+        )
+    else:
+        shortest = min(seconds for _, seconds, _ in short)
+        fits = max(1, round(shortest * 1000) // MIN_WINDOW_SCRAPES)
+        why = (
+            "the recipe sets observability.tachometer.collect_interval_ms to "
+            f"{engine.interval_ms}; set it to at most {fits} ms, or leave it unset so that every "
+            "window is sampled densely"
+        )
+    return line + (
+        f'<p class="warn" id="engine-scrapes-short">Fewer than {MIN_WINDOW_SCRAPES} scrapes in '
+        f"{escape(which)}: the engine curves cannot show how the engine moved in "
+        f"{those}; {escape(why)}.</p>"
+    )

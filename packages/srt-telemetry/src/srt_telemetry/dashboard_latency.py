@@ -13,6 +13,7 @@ from html import escape
 
 from srt_telemetry.dashboard_results import METRICS, STATS, Phase
 from srt_telemetry.svg import Series, bar_chart, line_chart
+from srt_telemetry.targets import TargetView, metric_lines, per_user_lines
 
 __all__ = [
     "LABELS",
@@ -96,7 +97,7 @@ def latency_table_html(phases: Sequence[Phase]) -> str:
     return table + definitions_html(phases)
 
 
-def per_gpu_vs_per_user_chart(phases: Sequence[Phase]) -> str:
+def per_gpu_vs_per_user_chart(phases: Sequence[Phase], targets: Sequence[TargetView] = ()) -> str:
     pts = [
         (p.tok_s_per_user, p.tok_s_per_gpu, p.label)
         for p in phases
@@ -111,10 +112,13 @@ def per_gpu_vs_per_user_chart(phases: Sequence[Phase]) -> str:
         y_label="output tok/s per GPU",
         markers=True,
         empty="no tok/s per GPU in the result files",
+        targets=per_user_lines(targets),
     )
 
 
-def percentile_charts(phases: Sequence[Phase]) -> list[str]:
+def percentile_charts(phases: Sequence[Phase], targets: Sequence[TargetView] = ()) -> list[str]:
+    """p50/p90/p99 bars per concurrency for each metric, with that metric's declared targets as
+    dashed lines (`targets.py`)."""
     cats = [p.label.removeprefix("c=") for p in phases]
     return [
         bar_chart(
@@ -124,6 +128,7 @@ def percentile_charts(phases: Sequence[Phase]) -> list[str]:
             x_label="concurrency",
             y_label="ms",
             empty=f"no {LABELS[m]} in the result files",
+            targets=metric_lines(targets, m),
         )
         for m in METRICS
     ]

@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from srt_telemetry.dashboard_engine import EngineSeries, engine_charts, read_engine_series
+from srt_telemetry.dashboard_engine import (
+    EngineSeries,
+    engine_charts,
+    read_engine_series,
+    window_scrapes_html,
+)
 from srt_telemetry.dashboard_latency import (
     distribution_charts,
     latency_table_html,
@@ -23,6 +28,7 @@ from srt_telemetry.dashboard_latency import (
 from srt_telemetry.dashboard_power import Window
 from srt_telemetry.dashboard_results import Phase, read_phases
 from srt_telemetry.dashboard_run import RunInfo, failure_html, read_run_info, recipe_line
+from srt_telemetry.targets import TargetView
 
 __all__ = [
     "PAGE_CSS",
@@ -87,14 +93,21 @@ def header_html(extras: Extras) -> str:
     return recipe + failure_html(extras.info)
 
 
-def latency_html(extras: Extras, lead: Sequence[str] = ()) -> str:
+def latency_html(
+    extras: Extras, lead: Sequence[str] = (), targets: Sequence[TargetView] = ()
+) -> str:
     """The percentile table, then the `lead` charts (the rollup's), tok/s per GPU vs per user,
-    the p50/p90/p99 bars and the distributions (no chart of ours without result files)."""
+    the p50/p90/p99 bars and the distributions (no chart of ours without result files); the
+    run's declared latency `targets` are dashed lines on the charts they fit (`targets.py`)."""
     phases = extras.phases
     table = latency_table_html(phases)
     if not phases:
         return f'<h2 id="latency-h">Latency percentiles</h2>{table}{grid(lead)}'
-    charts = [*lead, per_gpu_vs_per_user_chart(phases), *percentile_charts(phases)]
+    charts = [
+        *lead,
+        per_gpu_vs_per_user_chart(phases, targets),
+        *percentile_charts(phases, targets),
+    ]
     return (
         f'<h2 id="latency-h">Latency percentiles</h2>{table}{grid(charts)}'
         f'<h2 id="distributions">Latency distributions</h2>{grid(distribution_charts(phases))}'
@@ -103,10 +116,12 @@ def latency_html(extras: Extras, lead: Sequence[str] = ()) -> str:
 
 def engine_html(extras: Extras) -> str:
     engine = extras.engine
-    charts = engine_charts(engine, result_windows(extras.phases))
+    windows = result_windows(extras.phases)
+    charts = engine_charts(engine, windows)
     if not charts:
         return ""
     return (
         '<h2 id="engine">Engine metrics</h2>'
-        f"<p>From {escape(engine.source)}; the measurement windows are shaded.</p>{grid(charts)}"
+        f"<p>From {escape(engine.source)}; the measurement windows are shaded.</p>"
+        f"{window_scrapes_html(engine, windows)}{grid(charts)}"
     )

@@ -3,8 +3,8 @@
 A point is (tok/s per user, output tok/s per GPU); both are "more is better". A point is on the
 frontier when no other point is at least as good on both axes and better on one. Invalid points
 are drawn hollow, labelled with their reason, and never make the frontier; every point is
-labelled with its `tag` (its concurrency, `c=<n>`) where the label fits. Used by the sweep report
-and by `srtctl compare --html`.
+labelled with its `tag` (its concurrency, `c=<n>`) where the label fits; declared latency targets
+are dashed lines (`targets.py`). Used by the sweep report and by `srtctl compare --html`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from srt_telemetry.svg import PALETTE, nice_ticks, place_label
+from srt_telemetry.svg import PALETTE, nice_ticks, place_label, target_marks
+from srt_telemetry.targets import TargetLine
 
 __all__ = ["ParetoPoint", "pareto_frontier", "pareto_svg"]
 
@@ -75,6 +76,7 @@ def pareto_svg(
     *,
     x_label: str = "output tok/s per user (1000 / TPOT p50)",
     y_label: str = "output tok/s per GPU",
+    targets: Sequence[TargetLine] = (),
 ) -> str:
     """A scatter of every point, one colour per series, and the frontier as a line. The legend
     sits below the plot, so it never covers a point."""
@@ -92,8 +94,10 @@ def pareto_svg(
             head + f'<text x="{W / 2}" y="60" text-anchor="middle" class="l">no points with '
             "both rates (a run needs TPOT and a GPU count)</text></svg>"
         )
-    xt = nice_ticks(0.0, max(p.x for p in drawn) * 1.05)
-    yt = nice_ticks(0.0, max(p.y for p in drawn) * 1.05)
+    xs = [p.x for p in drawn] + [t.value for t in targets if t.axis == "x"]
+    ys = [p.y for p in drawn] + [t.value for t in targets if t.axis == "y"]
+    xt = nice_ticks(0.0, max(xs) * 1.05)
+    yt = nice_ticks(0.0, max(ys) * 1.05)
     pw, ph = W - ML - MR, H - MT - MB
 
     def sx(x: float) -> float:
@@ -124,6 +128,7 @@ def pareto_svg(
     on_frontier = {id(p) for p in frontier}
     placed: list[tuple[float, float, float, float]] = []
     area = (ML + 2, MT + 2, W - MR - 2, MT + ph - 2)
+    body += target_marks(targets, sx=sx, sy=sy, plot=(ML, MT, W - MR, MT + ph), placed=placed)
     # invalid points first, so that their reasons get the first spots
     for p in sorted(drawn, key=lambda q: q.valid):
         if p.shown:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import msgspec
 
 from srt_telemetry.errors import DashboardError
+from srt_telemetry.targets import TargetView, decode_targets
 
 __all__ = [
     "ClientLoadView",
@@ -110,6 +111,8 @@ class RollupView(msgspec.Struct, frozen=True, kw_only=True):
     validity: ValidityView | None = None
     window_validity: dict[int, ValidityView] = {}
     client_load: dict[int, ClientLoadView] = {}
+    #: A capacity search's latency targets (`capacity.targets`; targets.py).
+    targets: tuple[TargetView, ...] = ()
 
 
 class _Doc(msgspec.Struct, frozen=True, kw_only=True):
@@ -136,6 +139,7 @@ def decode_rollup_view(data: bytes, *, source: str) -> RollupView:
     try:
         doc = msgspec.json.decode(data, type=_Doc)
         extra = msgspec.json.decode(data, type=_EnergyDoc)
+        targets = decode_targets(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise DashboardError(
             f"{source}: not a benchmark rollup: {exc}; fix or remove the file"
@@ -157,4 +161,5 @@ def decode_rollup_view(data: bytes, *, source: str) -> RollupView:
         validity=extra.validity,
         window_validity={c: v for c, v in sorted(judged.items()) if v is not None},
         client_load={c: v for c, v in sorted(loads.items()) if v is not None},
+        targets=targets,
     )

@@ -1,9 +1,11 @@
 """The Tachometer-compatible scraper loop (`srt-telemetry scrape`).
 
-One thread per endpoint polls on a fixed schedule (`collect_interval_ms`), parses the body, turns
-it into rows and appends them to a shared `SegmentWriter`. The calling thread seals the buffer into
-`out-N.parquet` every `save_interval_secs` and compacts every `sync_interval_secs` (and once at
-shutdown) into `<local>/incomplete-N.parquet`, copied to `<storage>/final.parquet`.
+One thread per endpoint polls on a fixed schedule (`collect_interval_ms`), more often inside the
+benchmark's measurement windows when `window_samples` is set (scrape_windows.py), parses the
+body, turns it into rows and appends them to a shared `SegmentWriter`. The calling thread seals
+the buffer into `out-N.parquet` every `save_interval_secs` and compacts every
+`sync_interval_secs` (and once at shutdown) into `<local>/incomplete-N.parquet`, copied to
+`<storage>/final.parquet`.
 Errors of one endpoint are logged and counted; the loop goes on.
 """
 
@@ -23,6 +25,7 @@ from srt_telemetry.errors import ParseError, StorageError
 from srt_telemetry.httpget import FetchError, Getter
 from srt_telemetry.promtext import parse_text
 from srt_telemetry.rows import build_batch, extra_columns
+from srt_telemetry.scrape_windows import WindowWatch, next_scrape_at
 from srt_telemetry.segments import (
     SegmentWriter,
     compact_segments,
@@ -108,28 +111,50 @@ class _EndpointLoop(threading.Thread):
         clock: _Clock,
         stats: ScrapeStats,
         timeout: float,
+        windows: WindowWatch | None,
+        window_samples: int,
+        window_floor: float,
     ) -> None:
         super().__init__(name=f"scrape-{ep.name}", daemon=True)
         self.ep, self.extras, self.writer, self.lock = ep, extras, writer, lock
         self.stop, self.clock, self.stats, self.timeout = stop, clock, stats, timeout
         self.getter = None if ep.url.startswith("file://") else Getter(ep.url, timeout)
+        self.windows, self.window_samples, self.window_floor = windows, window_samples, window_floor
+        #: set by the window watcher when a window opens or closes (and at the stop)
+        self.kick = threading.Event()
 
     def run(self) -> None:
-        ep = self.ep
-        interval = ep.collect_interval_ms / 1000.0
+        interval = self.ep.collect_interval_ms / 1000.0
         getter = self.getter
+        windows = self.windows
+        seen = windows.snapshot()[0] if windows is not None else 0
         try:
-            start = time.monotonic()
-            k = 0
+            origin = time.monotonic()
             while not self.stop.is_set():
+                started = time.monotonic()
                 self.scrape_once(getter)
-                k += 1
-                nxt = start + k * interval
+                self.kick.clear()
+                since = None
+                if windows is not None:
+                    generation, since = windows.snapshot()
+                    if generation != seen:  # a window opened or closed while we scraped
+                        seen = generation
+                        continue
+                due = next_scrape_at(
+                    started,
+                    origin=origin,
+                    interval=interval,
+                    window_since=since,
+                    samples=self.window_samples,
+                    floor=self.window_floor,
+                )
                 now = time.monotonic()
-                if nxt < now:  # overran: skip the slots that already passed
-                    k += int((now - nxt) / interval) + 1
-                    nxt = start + k * interval
-                self.stop.wait(nxt - now if nxt > now else 0)
+                if due <= now and since is None:  # overran the grid: the next slot from now
+                    due = next_scrape_at(
+                        now, origin=origin, interval=interval, window_since=None, samples=0, floor=0
+                    )
+                if self.kick.wait(max(0.0, due - now)) and windows is not None:
+                    seen = windows.snapshot()[0]
         finally:
             if getter is not None:
                 getter.close()
@@ -176,6 +201,11 @@ def compact_rows(path: Path) -> int:
     return int(pl.scan_parquet(path).select(pl.len()).collect().item())
 
 
+def _kick(loops: list[_EndpointLoop]) -> None:
+    for loop in loops:
+        loop.kick.set()
+
+
 def run_scraper(config: ScrapeConfig, stop: threading.Event) -> ScrapeStats:
     """Scrape until `stop` is set, then flush, compact and publish `final.parquet`."""
     for ep in config.endpoints:  # reject bad URLs before anything is created on disk
@@ -187,7 +217,13 @@ def run_scraper(config: ScrapeConfig, stop: threading.Event) -> ScrapeStats:
     lock = threading.Lock()
     stats = ScrapeStats()
     clock = _Clock()
-    loops = [
+    floor = config.window_min_interval_ms / 1000.0
+    watch = None
+    if config.window_dir is not None and config.window_samples > 0:
+        watch = WindowWatch(
+            Path(config.window_dir), stop=stop, on_change=lambda: _kick(loops), poll=floor
+        )
+    loops: list[_EndpointLoop] = [
         _EndpointLoop(
             ep=ep,
             extras=extras,
@@ -197,11 +233,16 @@ def run_scraper(config: ScrapeConfig, stop: threading.Event) -> ScrapeStats:
             clock=clock,
             stats=stats,
             timeout=config.request_timeout_seconds,
+            windows=watch,
+            window_samples=config.window_samples,
+            window_floor=floor,
         )
         for ep in config.endpoints
     ]
     for loop in loops:
         loop.start()
+    if watch is not None:
+        watch.start()
     log.info("scraping %d endpoints into %s (local %s)", len(loops), storage, local)
     next_save = time.monotonic() + config.save_interval_secs
     sync_every = config.sync_interval_secs
@@ -217,6 +258,9 @@ def run_scraper(config: ScrapeConfig, stop: threading.Event) -> ScrapeStats:
             _sync(local, storage)
             next_sync = time.monotonic() + sync_every
     t_stop = time.monotonic()
+    _kick(loops)
+    if watch is not None:
+        watch.join(timeout=config.request_timeout_seconds + 1.0)
     for loop in loops:
         loop.join(timeout=config.request_timeout_seconds + 1.0)
     with lock:

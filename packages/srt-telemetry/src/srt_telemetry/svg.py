@@ -16,15 +16,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
+from srt_telemetry.targets import TargetLine
+
 __all__ = [
+    "TARGET_CSS",
     "Band",
     "Series",
     "bar_chart",
     "line_chart",
     "nice_ticks",
     "place_label",
+    "target_marks",
     "text_width",
 ]
+
+#: The look of a target line and its label (every page that draws one includes it).
+TARGET_CSS = (
+    ".target{stroke:#6a1b9a;stroke-width:1.5;stroke-dasharray:2 3}"
+    ".tl{font:10px sans-serif;fill:#6a1b9a}"
+)
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 W, H = 720, 300
@@ -110,21 +120,25 @@ def _short(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
-def _legend(names: Sequence[str], top: float) -> list[str]:
+def _legend(names: Sequence[str], top: float, columns: int = LEGEND_COLUMNS) -> list[str]:
+    """Entries in `columns` columns; fewer columns give each name more room (2 columns: 48
+    characters, for names like a compare run's settings)."""
+    stride = LEGEND_STRIDE * LEGEND_COLUMNS / columns
+    chars = LEGEND_NAME_CHARS * LEGEND_COLUMNS // columns
     out = []
     for i, name in enumerate(names):
-        x = ML + 8 + LEGEND_STRIDE * (i % LEGEND_COLUMNS)
-        y = top + LEGEND_ROW * (i // LEGEND_COLUMNS)
+        x = ML + 8 + stride * (i % columns)
+        y = top + LEGEND_ROW * (i // columns)
         out.append(
-            f'<rect x="{x}" y="{y}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
-            f'<text x="{x + 14}" y="{y + 9}" class="k">'
-            f"{escape(_short(name, LEGEND_NAME_CHARS))}<title>{escape(name)}</title></text>"
+            f'<rect x="{x:g}" y="{y}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
+            f'<text x="{x + 14:g}" y="{y + 9}" class="k">'
+            f"{escape(_short(name, chars))}<title>{escape(name)}</title></text>"
         )
     return out
 
 
-def _legend_rows(n: int) -> int:
-    return math.ceil(n / LEGEND_COLUMNS) if n else 0
+def _legend_rows(n: int, columns: int = LEGEND_COLUMNS) -> int:
+    return math.ceil(n / columns) if n else 0
 
 
 def _frame(title: str, x_label: str, y_label: str, body: list[str], *, top: float, h: float) -> str:
@@ -158,6 +172,43 @@ def _y_axis(yt: Sequence[float], sy: Callable[[float], float]) -> list[str]:
     ]
 
 
+def target_marks(
+    lines: Sequence[TargetLine],
+    *,
+    sx: Callable[[float], float],
+    sy: Callable[[float], float],
+    plot: Box,
+    placed: list[Box],
+) -> list[str]:
+    """Each target as a dashed line across the plot (`plot`: x0, y0, x1, y1) with its label
+    inside the plot: a vertical line's at the top beside it (stacked when several), a horizontal
+    line's at the right above it. Labels go into `placed`, so point labels avoid them."""
+    out: list[str] = []
+    stacked = 0
+    for t in lines:
+        w = text_width(t.label)
+        if t.axis == "x":
+            x = sx(t.value)
+            out.append(
+                f'<line class="target" x1="{x:.1f}" x2="{x:.1f}" y1="{plot[1]}" y2="{plot[3]}">'
+                f"<title>{escape(t.label)}</title></line>"
+            )
+            base = plot[1] + 12 + 12 * stacked
+            stacked += 1
+            left = x + 3 if x + 3 + w <= plot[2] - 2 else x - 3 - w
+        else:
+            y = sy(t.value)
+            out.append(
+                f'<line class="target" x1="{plot[0]}" x2="{plot[2]}" y1="{y:.1f}" y2="{y:.1f}">'
+                f"<title>{escape(t.label)}</title></line>"
+            )
+            base = y - 3 if y - 13 >= plot[1] else y + 12
+            left = plot[2] - 3 - w
+        placed.append((left, base - 10, left + w, base))
+        out.append(f'<text x="{left:.1f}" y="{base:.1f}" class="tl">{escape(t.label)}</text>')
+    return out
+
+
 def place_label(
     text: str, x: float, y: float, placed: list[Box], area: Box, *, size: float = 10.0
 ) -> tuple[float, float] | None:
@@ -188,18 +239,21 @@ def line_chart(
     bands: Sequence[Band] = (),
     markers: bool = False,
     empty: str = "no data",
+    targets: Sequence[TargetLine] = (),
+    legend_columns: int = LEGEND_COLUMNS,
 ) -> str:
     pts = [(x, y) for s in series for x, y in zip(s.xs, s.ys, strict=True) if math.isfinite(y)]
     if not pts:
         return _empty(title, empty)
     xs = [p[0] for p in pts] + [b.x0 for b in bands] + [b.x1 for b in bands]
-    ys = [p[1] for p in pts]
+    xs += [t.value for t in targets if t.axis == "x"]
+    ys = [p[1] for p in pts] + [t.value for t in targets if t.axis == "y"]
     pad = (max(xs) - min(xs)) * 0.06 if markers else 0.0  # room for point labels
     lo = min(xs) - pad if min(xs) < 0 else max(0.0, min(xs) - pad)  # no negative axis for >= 0
     xt = nice_ticks(lo, max(xs) + pad)
     yt = nice_ticks(min(0.0, *ys), max(ys) * (1.08 if markers else 1.0))
     x0, x1, y0, y1 = xt[0], xt[-1], yt[0], yt[-1]
-    rows = _legend_rows(len(series))
+    rows = _legend_rows(len(series), legend_columns)
     top = MT + LEGEND_ROW * rows  # the legend sits between the title and the plot
     h = H + LEGEND_ROW * rows
     pw, ph = W - ML - MR, H - MT - MB
@@ -239,6 +293,7 @@ def line_chart(
                 f"{_fmt(t)}</text>"
             )
     area: Box = (ML + 2, top + 2, W - MR - 2, top + ph - 2)
+    body += target_marks(targets, sx=sx, sy=sy, plot=(ML, top, W - MR, top + ph), placed=placed)
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
         coords = [
@@ -277,7 +332,7 @@ def line_chart(
                             f'<text x="{spot[0]:.1f}" y="{spot[1]:.1f}" class="{cls}">'
                             f"{escape(label)}</text>"
                         )
-    body += _legend([s.name for s in series], MT - 4)
+    body += _legend([s.name for s in series], MT - 4, legend_columns)
     body.append(f'<rect x="{ML}" y="{top}" width="{pw}" height="{ph}" class="ax"/>')
     return _frame(title, x_label, y_label, body, top=top, h=h)
 
@@ -290,10 +345,13 @@ def bar_chart(
     x_label: str,
     y_label: str,
     empty: str = "no data",
+    targets: Sequence[TargetLine] = (),
 ) -> str:
     vals = [v for _, vs in groups for v in vs if v is not None and math.isfinite(v)]
     if not categories or not vals:
         return _empty(title, empty)
+    lines = [t for t in targets if t.axis == "y"]
+    vals += [t.value for t in lines]
     yt = nice_ticks(min(0.0, *vals), max(vals) * 1.04)
     y0, y1 = yt[0], yt[-1]
     rows = _legend_rows(len(groups))
@@ -326,6 +384,7 @@ def bar_chart(
                 f'fill="{PALETTE[gi % len(PALETTE)]}"><title>{escape(name)} @ {escape(cat)}: '
                 f"{_fmt(v)}</title></rect>"
             )
+    body += target_marks(lines, sx=lambda x: x, sy=sy, plot=(ML, top, W - MR, top + ph), placed=[])
     body += _legend([name for name, _ in groups], MT - 4)
     body.append(f'<rect x="{ML}" y="{top}" width="{pw}" height="{ph}" class="ax"/>')
     return _frame(title, x_label, y_label, body, top=top, h=h)

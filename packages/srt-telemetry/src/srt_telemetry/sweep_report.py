@@ -16,8 +16,9 @@ from html import escape
 from pathlib import Path
 
 from srt_telemetry.pareto import ParetoPoint, pareto_frontier, pareto_svg
-from srt_telemetry.svg import Series, line_chart
+from srt_telemetry.svg import TARGET_CSS, Series, line_chart
 from srt_telemetry.sweep_view import JobView, read_sweep_jobs
+from srt_telemetry.targets import metric_x_lines, per_user_lines
 
 __all__ = ["REPORT_FILE", "build_points", "render_sweep_report", "write_sweep_report"]
 
@@ -147,6 +148,7 @@ def render_sweep_report(title: str, jobs: Sequence[JobView], *, base: Path) -> s
         f"{len(jobs)} jobs, {runs} runs ({invalid} invalid: drawn hollow and labelled with "
         f"their reason, never on the frontier or a curve's line), {missing} jobs without results."
     )
+    targets = tuple(t for j in jobs for t in j.targets)
     curves = "".join(
         f'<div class="c">{chart}</div>'
         for chart in (
@@ -157,6 +159,7 @@ def render_sweep_report(title: str, jobs: Sequence[JobView], *, base: Path) -> s
                 y_label="output tok/s per GPU",
                 markers=True,
                 empty="no run with TTFT and throughput",
+                targets=metric_x_lines(targets, "ttft"),
             ),
             line_chart(
                 "Throughput against mean E2E latency, per configuration",
@@ -165,16 +168,20 @@ def render_sweep_report(title: str, jobs: Sequence[JobView], *, base: Path) -> s
                 y_label="output tok/s per GPU",
                 markers=True,
                 empty="no run with E2E latency and throughput",
+                targets=metric_x_lines(targets, "e2el"),
             ),
         )
+    )
+    pareto = pareto_svg(
+        "All points and runs: the Pareto frontier", points, targets=per_user_lines(targets)
     )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<title>{escape(title)}</title><style>{_CSS}{TARGET_CSS}</style></head><body>"
         f"<h1>{escape(title)}</h1><p>{escape(summary)}</p>"
         '<h2 id="pareto">Pareto frontier</h2>'
-        f'<div class="c">{pareto_svg("All points and runs: the Pareto frontier", points)}</div>'
+        f'<div class="c">{pareto}</div>'
         f"{_frontier_table(points)}"
         f'<h2 id="curves">Throughput against latency</h2><div class="charts">{curves}</div>'
         f'<h2 id="validity">Validity and runs</h2>{_validity_table(jobs, base)}'

@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from srt_telemetry.errors import DashboardError
+from srt_telemetry.targets import TargetView
 
 __all__ = [
     "JobView",
@@ -81,9 +82,14 @@ class _Run(msgspec.Struct, frozen=True, kw_only=True):
     validity: ValidityView | None = None
 
 
+class _Capacity(msgspec.Struct, frozen=True, kw_only=True):
+    targets: tuple[TargetView, ...] = ()
+
+
 class _Rollup(msgspec.Struct, frozen=True, kw_only=True):
     runs: tuple[_Run, ...] = ()
     validity: ValidityView | None = None
+    capacity: _Capacity | None = None
 
 
 class _Status(msgspec.Struct, frozen=True, kw_only=True):
@@ -135,6 +141,8 @@ class JobView:
     missing: str | None = None
     rollup_verdict: ValidityView | None = None
     dashboard: Path | None = None
+    #: The latency targets the job declared (a capacity search's; targets.py).
+    targets: tuple[TargetView, ...] = ()
 
 
 def _decode(path: Path, kind: type[Any]) -> Any:
@@ -223,7 +231,8 @@ def read_job_view(
                 reasons=reasons,
             )
         )
-    return JobView(runs=tuple(runs), rollup_verdict=rollup.validity, **common)
+    targets = rollup.capacity.targets if rollup.capacity is not None else ()
+    return JobView(runs=tuple(runs), rollup_verdict=rollup.validity, targets=targets, **common)
 
 
 def read_sweep_jobs(sweep_dir: Path) -> tuple[str, list[JobView]]:

@@ -87,11 +87,12 @@ def command(
         runs, missing, Options(resamples=0 if no_records else resamples, seed=seed)
     )
     if html_file is not None:
+        from srt_cli.compare.overlays import build_distributions
         from srt_cli.compare.render_html import render_html
 
         target = Path(edge.cwd) / html_file
         try:
-            target.write_text(render_html(comparison))
+            target.write_text(render_html(comparison, build_distributions(runs)))
         except OSError as exc:
             raise SlurmError(
                 f"cannot write {target} ({exc.strerror}); choose a writable --html path"

@@ -17,12 +17,15 @@ from srt_cli.compare.bootstrap import delta_interval, relative_interval
 from srt_cli.compare.inputs import Missing, RunData
 from srt_cli.compare.kpis import KPIS, WindowStats, build_window_stats
 from srt_cli.compare.recipe_diff import (
+    OVERLAY_CHARS,
     build_legends,
     build_recipe_diff,
+    build_setting_values,
     build_version_drift,
     render_verdict,
 )
 from srt_schema.rollup import Rollup
+from srt_schema.rollup_capacity import CapacityTarget
 
 __all__ = [
     "Comparison",
@@ -84,10 +87,12 @@ class RunSummary(msgspec.Struct, frozen=True, kw_only=True):
     version_drift: tuple[str, ...] = ()
     #: The run's name on charts: its label and its values of the settings that differed.
     legend: str = ""
+    #: Its values of the settings that differed alone (the overlay charts' name for it).
+    setting_values: str = ""
 
 
 class Point(msgspec.Struct, frozen=True, kw_only=True):
-    """One window on the Pareto chart."""
+    """One window on the Pareto chart and the throughput-latency curves."""
 
     run: str
     concurrency: int
@@ -96,6 +101,8 @@ class Point(msgspec.Struct, frozen=True, kw_only=True):
     valid: bool
     #: Why the window is invalid (reason codes; empty when valid): its label on the chart.
     reasons: tuple[str, ...] = ()
+    ttft_p50_ms: float | None = None
+    e2el_p50_ms: float | None = None
 
 
 class Comparison(msgspec.Struct, frozen=True, kw_only=True):
@@ -108,6 +115,9 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True):
     resamples: int
     seed: int
     confidence: float = 0.95
+    #: The latency targets the runs declared (capacity searches'), each once: the Pareto chart
+    #: draws the TPOT ones (srt_telemetry.targets).
+    targets: tuple[CapacityTarget, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -205,6 +215,8 @@ def _points(
                 tok_s_per_gpu=per_gpu,
                 valid=c not in bad,
                 reasons=bad.get(c, ()),
+                ttft_p50_ms=s.values.get("ttft_p50_ms"),
+                e2el_p50_ms=s.values.get("e2el_p50_ms"),
             )
         )
     return points
@@ -272,10 +284,12 @@ def build_comparison(runs: list[RunData], missing: list[Missing], opts: Options)
                 )
         summaries.append(summary)
     differed = list(dict.fromkeys(p for s in summaries for p in s.settings))
-    legends = build_legends([run.label for run in runs], [run.recipe for run in runs], differed)
+    recipes = [run.recipe for run in runs]
+    legends = build_legends([run.label for run in runs], recipes, differed)
+    values = build_setting_values(recipes, differed, width=OVERLAY_CHARS)
     summaries = [
-        msgspec.structs.replace(s, legend=legend)
-        for s, legend in zip(summaries, legends, strict=True)
+        msgspec.structs.replace(s, legend=legend, setting_values=v)
+        for s, legend, v in zip(summaries, legends, values, strict=True)
     ]
     return Comparison(
         baseline=base.label,
@@ -286,6 +300,14 @@ def build_comparison(runs: list[RunData], missing: list[Missing], opts: Options)
         points=tuple(p for p in points if _finite(p)),
         resamples=opts.resamples,
         seed=opts.seed,
+        targets=tuple(
+            dict.fromkeys(
+                t
+                for run in runs
+                if run.rollup.capacity is not None
+                for t in run.rollup.capacity.targets
+            )
+        ),
     )
 
 

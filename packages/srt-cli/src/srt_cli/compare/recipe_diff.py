@@ -10,14 +10,18 @@ over all workers, so `dynamo 1.6.1 -> 1.7.0` is one line however many workers ch
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "IGNORED_PATHS",
+    "LEGEND_CHARS",
+    "OVERLAY_CHARS",
     "SettingChange",
+    "build_legends",
     "build_recipe_diff",
+    "build_setting_values",
     "build_version_drift",
     "flatten",
     "render_value",
@@ -63,25 +67,56 @@ def flatten(node: Any, prefix: str = "") -> dict[str, Any]:
 LEGEND_SETTINGS = 2
 
 
-def build_legends(
-    labels: list[str], recipes: list[Mapping[str, Any] | None], paths: list[str]
+#: Characters a Pareto legend entry shows, and an overlay chart's (srt_telemetry's legends).
+LEGEND_CHARS = 60
+OVERLAY_CHARS = 48
+
+
+def _short_names(paths: list[str]) -> dict[str, str]:
+    """Each path by its last segment ("engine.speedup_ratio" -> "speedup_ratio"), unless two
+    shown paths end the same way (then both stay whole)."""
+    last = [p.rsplit(".", 1)[-1] for p in paths]
+    return {p: (s if last.count(s) == 1 else p) for p, s in zip(paths, last, strict=True)}
+
+
+def build_setting_values(
+    recipes: Sequence[Mapping[str, Any] | None], paths: list[str], *, width: int
 ) -> list[str]:
-    """Per run, its label and its values of the settings that differed between the runs (the
-    first LEGEND_SETTINGS), so a chart's legend says what each curve changed, not only a job
-    id: "4243: roles.agg.workers=4". A run without a recipe keeps its label."""
+    """Per run, its values of the settings that differed (the first LEGEND_SETTINGS, "+N" for
+    more): "engine.speedup_ratio=20"; when one run's text would pass `width` characters, every
+    run's settings are named by their last segment ("concurrencies=[4], speedup_ratio=2") so
+    the values stay visible. "" for a run without a recipe, or when no setting differed."""
     shown = paths[:LEGEND_SETTINGS]
     more = f" +{len(paths) - len(shown)}" if len(paths) > len(shown) else ""
-    out = []
-    for label, recipe in zip(labels, recipes, strict=True):
-        if recipe is None or not shown:
-            out.append(label)
-            continue
-        flat = flatten(recipe)
-        values = ", ".join(
-            f"{p}={render_value(flat[p]) if p in flat else '(unset)'}" for p in shown
-        )
-        out.append(f"{label}: {values}{more}")
-    return out
+
+    def render(names: dict[str, str]) -> list[str]:
+        out = []
+        for recipe in recipes:
+            if recipe is None or not shown:
+                out.append("")
+                continue
+            flat = flatten(recipe)
+            values = ", ".join(
+                f"{names[p]}={render_value(flat[p]) if p in flat else '(unset)'}" for p in shown
+            )
+            out.append(values + more)
+        return out
+
+    whole = render({p: p for p in shown})
+    if all(len(v) <= width for v in whole):
+        return whole
+    return render(_short_names(shown))
+
+
+def build_legends(
+    labels: list[str], recipes: Sequence[Mapping[str, Any] | None], paths: list[str]
+) -> list[str]:
+    """Per run, its label and its values of the settings that differed between the runs
+    (`build_setting_values`), so a chart's legend says what each curve changed, not only a job
+    id: "4243: roles.agg.workers=4". A run without a recipe keeps its label."""
+    room = LEGEND_CHARS - 2 - max((len(label) for label in labels), default=0)
+    values = build_setting_values(recipes, paths, width=room)
+    return [f"{label}: {v}" if v else label for label, v in zip(labels, values, strict=True)]
 
 
 def render_value(value: Any) -> str:
