@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
@@ -32,20 +32,19 @@ from srt_planner.frontends import (
     plan_frontend_layout,
     public_url,
 )
-from srt_planner.hostlist import compress_hostlist, expand_hostlist
+from srt_planner.hostlist import expand_hostlist
 from srt_planner.mounts import build_mounts
 from srt_planner.plan import (
     START_PHASES,
     GeneratedFile,
-    HttpProbe,
     JobPlan,
     NodeRoles,
     ProcessSpec,
     RunSummary,
     StandIn,
-    TcpProbe,
 )
-from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator, check_port_conflicts
+from srt_planner.plan_checks import check_placement
+from srt_planner.ports import FRONTEND_PUBLIC_PORT, PortAllocator
 from srt_planner.post_eval import EvalRequest, build_post_eval
 from srt_planner.power import build_power
 from srt_planner.preamble import FINGERPRINT_SCRIPT
@@ -216,37 +215,6 @@ def _with_public_port(
     return tuple(out)
 
 
-def _bindings(processes: Sequence[ProcessSpec], local: bool) -> Iterator[tuple[str, str, str, int]]:
-    for spec in processes:
-        # Ports belong to the step's first node (the leader of an MPI endpoint).
-        for node in spec.nodes[:1]:
-            host = "localhost" if local else node
-            for name, port in spec.ports.items():
-                yield host, spec.name, name, port
-            match spec.readiness:
-                case TcpProbe(port=port) | HttpProbe(port=port) if spec.kind == "service":
-                    if port not in spec.ports.values():
-                        yield host, spec.name, "readiness", port
-                case _:
-                    pass
-
-
-def _validate(processes: Sequence[ProcessSpec], nodes: tuple[str, ...], local: bool) -> None:
-    allowed = set(nodes)
-    for spec in processes:
-        for node in spec.nodes:
-            if node not in allowed:
-                raise PlanningError(
-                    f"{spec.name} is placed on {node}, which is not in the allocation "
-                    f"({compress_hostlist(nodes)})"
-                )
-    names = [spec.name for spec in processes]
-    if len(names) != len(set(names)):
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        raise PlanningError(f"process names must be unique; repeated: {', '.join(duplicates)}")
-    check_port_conflicts(_bindings(processes, local))
-
-
 def plan_job(
     recipe: Recipe,
     cluster: ClusterConfig,
@@ -362,7 +330,7 @@ def plan_job(
         *evals,
     ]
     processes.sort(key=lambda spec: START_PHASES.index(spec.phase))
-    _validate(processes, nodes, ctx.local)
+    check_placement(processes, nodes, ctx.local)
     files: dict[str, GeneratedFile] = {}
     for generated in [
         *service_files,
