@@ -31,6 +31,7 @@ import msgspec
 
 from srt_cli.collector.errors import CollectorStartError
 from srt_cli.collector.protocol import CreateRequest, ListQuery, UpdateRequest
+from srt_runtime.reporting.job_report import JobReport
 from srt_schema.timestamps import iso_millis_z
 
 __all__ = ["SCHEMA_VERSION", "StatusStore", "stamp"]
@@ -393,11 +394,24 @@ class StatusStore:
 def _summary(row: sqlite3.Row) -> dict[str, Any]:
     """A list entry: the summary columns and the run's verdict (null without one)."""
     record = _record(row, _SUMMARY)
-    report = json.loads(row["report"]) if row["report"] else {}
-    validity = (report.get("results") or {}).get("validity") or {}
-    record["verdict"] = validity.get("verdict")
-    record["diagnosis"] = (report.get("diagnosis") or {}).get("what")
+    report = _stored_report(row["report"])
+    results = report.results if report is not None else None
+    validity = results.validity if results is not None else None
+    record["verdict"] = validity.verdict if validity is not None else None
+    diagnosis = report.diagnosis if report is not None else None
+    record["diagnosis"] = diagnosis.what if diagnosis is not None else None
     return record
+
+
+def _stored_report(text: str | None) -> JobReport | None:
+    """The stored ``report`` column with the runtime's own struct (None: none, or a report this
+    version cannot decode; the job page says why when it is opened)."""
+    if not text:
+        return None
+    try:
+        return msgspec.json.decode(text, type=JobReport)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 def _record(row: sqlite3.Row, columns: tuple[str, ...]) -> dict[str, Any]:
