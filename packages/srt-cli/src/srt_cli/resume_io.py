@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import msgspec
 from srt_cli.errors import CliUsageError, SlurmError
 from srt_cli.inputs import Source
 from srt_cli.resume import JobFacts, Point, RollupVerdict, build_rollup_verdict
+from srt_schema.job_files import JobRecord, decode_job_record
 
 __all__ = [
     "SOURCE_FILE",
@@ -164,21 +164,21 @@ def source_from(recorded: SweepSource, folder: Path) -> Source:
 class _Folder:
     job_id: str
     path: Path
-    record: Mapping[str, Any]
+    record: JobRecord | None
 
 
-def _read_record(job_dir: Path) -> Mapping[str, Any]:
+def _read_record(job_dir: Path) -> JobRecord | None:
+    """``<job_id>.json`` with its one decoder (None: missing, unreadable or not a job record:
+    the folder is still a job's)."""
     try:
-        doc = json.loads((job_dir / f"{job_dir.name}.json").read_bytes())
-    except (OSError, ValueError):  # missing or unreadable: the folder is still a job's
-        return {}
-    return doc if isinstance(doc, dict) else {}
+        return decode_job_record((job_dir / f"{job_dir.name}.json").read_bytes())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
-def _folder_point_id(job_dir: Path, record: Mapping[str, Any]) -> str | None:
-    point = record.get("sweep_point")
-    if isinstance(point, dict) and isinstance(point.get("id"), str):
-        return str(point["id"])
+def _folder_point_id(job_dir: Path, record: JobRecord | None) -> str | None:
+    if record is not None and record.sweep_point is not None:
+        return record.sweep_point.id
     try:
         return hashlib.sha256((job_dir / "config.yaml").read_bytes()).hexdigest()
     except OSError:
@@ -208,7 +208,7 @@ def _facts(folder: _Folder, base: Path, alive: Callable[[str, Path], bool]) -> J
     except SlurmError:
         status = None
     final = is_final(status)
-    generated = folder.record.get("generated_at")
+    generated = folder.record.generated_at if folder.record is not None else None
     return JobFacts(
         job_id=folder.job_id,
         folder=os.path.relpath(folder.path, base),
