@@ -592,11 +592,18 @@ def test_monitor_refreshes_until_interrupted(base: Path, no_slurm: dict[str, str
     )
     assert child.stdout is not None
     screens = 0
-    for line in child.stdout:
-        screens += line.startswith("srtctl monitor: ")
-        if screens == 3:
-            break
-    child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=30)
+    try:
+        for line in child.stdout:
+            screens += line.startswith("srtctl monitor: ")
+            if screens == 3:
+                break
+        child.send_signal(signal.SIGINT)
+        # hang guard: 150x the 0.2 s interval; SIGINT ends the loop at its next bytecode
+        _, err = child.communicate(timeout=30)
+    finally:
+        # a child that did not stop is killed here, not left running into the next test
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
     assert child.returncode == 0, err
     assert screens == 3
