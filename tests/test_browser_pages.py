@@ -89,12 +89,15 @@ def test_the_dashboard_of_a_real_quickstart_job(browser: Browser, tmp_path: Path
     for tr in rows:
         assert float(tr.children[10].all_text().replace(",", "")) > 0
     assert "GPU power" not in body and "publishable" not in body
-    # the engine section counts the scrapes inside each window: ten or more, no warning
+    # the engine section counts the scrapes inside each window and warns exactly when one got
+    # fewer than ten (how many a window gets is this machine's speed; tests/test_quickstart.py
+    # checks the counts against the Parquet file)
     [scrapes] = [n for n in page.dom.iter("p") if n.attrs.get("id") == "engine-scrapes"]
     counts = scrapes.all_text().split("endpoint): ", 1)[1].split(";", 1)[0]
     assert [part.split(": ")[0] for part in counts.split(", ")] == ["c=4", "c=16"]
-    assert all(int(part.split(": ")[1]) >= 10 for part in counts.split(", ")), counts
-    assert "engine-scrapes-short" not in {n.attrs.get("id") for n in page.dom.iter("p")}
+    short = any(int(part.split(": ")[1]) < 10 for part in counts.split(", "))
+    ids = {n.attrs.get("id") for n in page.dom.iter("p")}
+    assert ("engine-scrapes-short" in ids) == short, counts
     assert "diagnosis" not in {n.attrs.get("id") for n in page.dom.iter("div")}
     assert all(p.stat().st_size > 10_000 for p in page.screenshots)
 
