@@ -86,43 +86,41 @@ def test_quickstart_runs_a_real_benchmark_here(tmp_path: Path) -> None:
     assert ("engine-scrapes-short" in page) == short
 
 
+def _window_bounds(logs: Path) -> dict[int, tuple[float, float]]:
+    """concurrency -> (start, end) unix seconds of the window its result file records."""
+    from srt_schema.bench_result import decode_bench_result
+
+    out: dict[int, tuple[float, float]] = {}
+    for path in sorted(logs.glob("sa-bench_*/results_*.json")):
+        result = decode_bench_result(path.read_bytes())
+        assert result.max_concurrency is not None
+        out[result.max_concurrency] = (
+            result.benchmark_start_time_unix,
+            result.benchmark_end_time_unix,
+        )
+    return out
+
+
+def _window_seconds(logs: Path) -> dict[int, float]:
+    """concurrency -> the length of its window, in seconds."""
+    return {c: end - start for c, (start, end) in _window_bounds(logs).items()}
+
+
 def _scrapes_per_window(logs: Path) -> dict[int, dict[str, int]]:
     """concurrency -> endpoint -> scrapes inside the window the result file records."""
     import polars as pl
-
-    from srt_schema.bench_result import decode_bench_result
 
     scrapes = (
         pl.read_parquet(logs / "tachometer" / "final.parquet")
         .select("scraper_endpoint", "timestamp_ns")
         .unique()
     )
+    endpoints = set(scrapes["scraper_endpoint"])
     out: dict[int, dict[str, int]] = {}
-    for path in sorted(logs.glob("sa-bench_*/results_*.json")):
-        result = decode_bench_result(path.read_bytes())
-        assert result.max_concurrency is not None
-        start = int(result.benchmark_start_time_unix * 1e9)
-        end = int(result.benchmark_end_time_unix * 1e9)
-        inside = scrapes.filter(pl.col("timestamp_ns").is_between(start, end))
-        out[result.max_concurrency] = {
-            str(ep): n for ep, n in inside.group_by("scraper_endpoint").len().iter_rows()
-        } | {
-            str(ep): 0 for ep in set(scrapes["scraper_endpoint"]) - set(inside["scraper_endpoint"])
-        }
-    return out
-
-
-def _window_seconds(logs: Path) -> dict[int, float]:
-    """concurrency -> the length of the window its result file records, in seconds."""
-    from srt_schema.bench_result import decode_bench_result
-
-    out: dict[int, float] = {}
-    for path in sorted(logs.glob("sa-bench_*/results_*.json")):
-        result = decode_bench_result(path.read_bytes())
-        assert result.max_concurrency is not None
-        out[result.max_concurrency] = (
-            result.benchmark_end_time_unix - result.benchmark_start_time_unix
-        )
+    for c, (start, end) in _window_bounds(logs).items():
+        inside = scrapes.filter(pl.col("timestamp_ns").is_between(int(start * 1e9), int(end * 1e9)))
+        counts = dict(inside.group_by("scraper_endpoint").len().iter_rows())
+        out[c] = {str(ep): int(counts.get(ep, 0)) for ep in endpoints}
     return out
 
 
